@@ -1,0 +1,115 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import addFormats from 'ajv-formats';
+import { OpenAPIBackend, type Context } from 'openapi-backend';
+import type { Db } from './db/connection';
+import { classifyDbError } from './db/errors';
+import { operationHandlers } from './handlers';
+import { sendProblem } from './http/problem';
+import { specRoutes } from './http/routes';
+import { fieldErrors, malformedStrings, looseIntegerParams, onlyPathErrors } from './http/validation';
+import { loadSpec } from './spec';
+
+export interface AppOptions {
+  db: Db;
+  bodyLimit: number;
+  /** Host for absolute links when a request's Host header is missing or not sane. */
+  fallbackHost: string;
+  /** Where unexpected errors are reported (they never reach the client). */
+  logError?: (err: unknown, req: Request) => void;
+}
+
+const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+const RETRY_AFTER_SECONDS = 2;
+
+export async function createApp(options: AppOptions): Promise<express.Express> {
+  const spec = loadSpec();
+  const routes = specRoutes(spec);
+  const logError = options.logError ?? ((err) => console.error(err));
+
+  const api = new OpenAPIBackend({
+    definition: loadSpec(),
+    strict: true,
+    validate: true,
+    coerceTypes: true,
+    ignoreTrailingSlashes: false,
+    ajvOpts: { allErrors: true },
+    customizeAjv: (ajv) => {
+      addFormats(ajv, { mode: 'full' });
+      return ajv;
+    },
+    handlers: {
+      ...operationHandlers({ db: options.db, spec, fallbackHost: options.fallbackHost }),
+      validationFail: async (c: Context, _req: Request, res: Response) => {
+        const errors = c.validation.errors ?? [];
+        if (onlyPathErrors(errors)) return sendProblem(res, 404, 'No record with this id');
+        sendProblem(res, 400, 'Request validation failed', fieldErrors(errors));
+      },
+      notFound: async (_c: Context, req: Request, res: Response) => sendProblem(res, 404, `Nothing at ${req.path}`),
+      methodNotAllowed: async (_c: Context, req: Request, res: Response) => {
+        res.set('Allow', (routes.allowed(req.path) ?? []).join(', '));
+        sendProblem(res, 405, `${req.method} is not allowed on this path`);
+      },
+    },
+  });
+  await api.init();
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+
+  // Paths end with a slash; the same path without it is redirected, keeping method and query.
+  app.use((req, res, next) => {
+    if (req.path.endsWith('/') || !routes.allowed(`${req.path}/`)) return next();
+    const q = req.originalUrl.indexOf('?');
+    res.redirect(308, `${req.path}/${q === -1 ? '' : req.originalUrl.slice(q)}`);
+  });
+
+  // Only an operation that takes a body parses one, and only as JSON: 415 before any parsing.
+  const json = express.json({ limit: options.bodyLimit, type: () => true, strict: true });
+  app.use((req, res, next) => {
+    const methods = routes.allowed(req.path);
+    if (!WITH_BODY.has(req.method) || !methods?.includes(req.method)) return next();
+    const type = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    if (type !== 'application/json') {
+      return sendProblem(res, 415, `The request body must be application/json, not ${type || 'absent'}`);
+    }
+    json(req, res, next);
+  });
+
+  app.use(async (req, res, next) => {
+    try {
+      const bad = malformedStrings(req.body);
+      if (bad.length) return sendProblem(res, 400, 'Request validation failed', bad);
+      const method = req.method === 'HEAD' ? 'GET' : req.method;
+      const loose = looseIntegerParams(api, { method, path: req.path, query: req.query as Record<string, unknown> });
+      if (loose === 'path') return sendProblem(res, 404, 'No record with this id');
+      if (loose.length) return sendProblem(res, 400, 'Request validation failed', loose);
+      await api.handleRequest(
+        { method, path: req.path, query: req.query as Record<string, string>, body: req.body, headers: req.headers as Record<string, string> },
+        req,
+        res,
+      );
+    } catch (err) {
+      next(err);
+    }
+  });
+
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const type = (err as { type?: string }).type;
+    if (res.headersSent) return logError(err, req);
+    if (type === 'entity.parse.failed') return sendProblem(res, 400, 'The request body is not valid JSON');
+    if (type === 'entity.too.large') return sendProblem(res, 413, `The request body is larger than ${options.bodyLimit} bytes`);
+    if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
+      return sendProblem(res, 415, 'The request body must be UTF-8 application/json');
+    }
+    if (type === 'request.aborted' || type === 'request.size.invalid') return sendProblem(res, 400, 'The request body is incomplete');
+    if (classifyDbError(err, '', [])?.kind === 'unavailable') {
+      res.set('Retry-After', String(RETRY_AFTER_SECONDS));
+      return sendProblem(res, 503, 'The database is unavailable');
+    }
+    logError(err, req);
+    sendProblem(res, 500, 'An unexpected error occurred');
+  });
+
+  return app;
+}

@@ -1,0 +1,62 @@
+import type { components, operations } from './generated/openapi';
+
+type Schemas = components['schemas'];
+export type ResourceName = 'Post' | 'Product' | 'Book' | 'User' | 'Task';
+export type RecordOf<R extends ResourceName> = Schemas[R];
+export type WriteOf<R extends ResourceName> = Schemas[`${R}Write`];
+export type PatchOf<R extends ResourceName> = Schemas[`${R}Patch`];
+export type PageOf<R extends ResourceName> = Schemas[`${R}Page`];
+export type OperationId = keyof operations;
+type FieldOf<R extends ResourceName> = R extends ResourceName ? keyof RecordOf<R> & string : never;
+type Plural = 'Posts' | 'Products' | 'Books' | 'Users' | 'Tasks';
+export type Verb = 'list' | 'create' | 'get' | 'replace' | 'update' | 'delete';
+type RecordOperationId = `list${Plural}` | `${Exclude<Verb, 'list'>}${ResourceName}`;
+
+// Compile-time check both ways: every operationId built below is in the spec, and every
+// operation in the spec is one of them.
+type Assert<T extends true> = T;
+export type SpecHasOurs = Assert<RecordOperationId extends OperationId ? true : false>;
+export type OursCoverSpec = Assert<OperationId extends RecordOperationId ? true : false>;
+
+/**
+ * A collection, declared. Fields, their rules and defaults, and page limits come from the
+ * spec's schemas; this says only what the spec cannot: where records live and how they are
+ * searched and stored.
+ */
+export interface Collection<R extends ResourceName = ResourceName> {
+  /** Path segment and table name. */
+  name: string;
+  /** Schema name in the spec: `R`, `RWrite`, `RPatch`, `RPage`. */
+  resource: R;
+  /** Plural used in the list operationId (`listPosts`). */
+  plural: Plural;
+  searchFields: readonly FieldOf<R>[];
+  uniqueFields: readonly FieldOf<R>[];
+  /** DECIMAL columns, answered as strings with exactly two decimals. */
+  decimalFields: readonly FieldOf<R>[];
+}
+
+/** Checks field names against the resource's schema, then forgets R so all five share one type. */
+function collection<R extends ResourceName>(c: Collection<R>): Collection {
+  return c as unknown as Collection;
+}
+
+export const collections = [
+  collection({ name: 'posts', resource: 'Post', plural: 'Posts', searchFields: ['title', 'content'], uniqueFields: [], decimalFields: [] }),
+  collection({ name: 'products', resource: 'Product', plural: 'Products', searchFields: ['name', 'description'], uniqueFields: [], decimalFields: ['price'] }),
+  collection({ name: 'books', resource: 'Book', plural: 'Books', searchFields: ['title', 'author'], uniqueFields: ['isbn'], decimalFields: [] }),
+  collection({ name: 'users', resource: 'User', plural: 'Users', searchFields: ['username', 'email'], uniqueFields: ['username', 'email'], decimalFields: [] }),
+  collection({ name: 'tasks', resource: 'Task', plural: 'Tasks', searchFields: ['title', 'description'], uniqueFields: [], decimalFields: [] }),
+] as const;
+
+/** The operationIds of a collection's six operations. */
+export function operationIds(c: Collection): Record<Verb, RecordOperationId> {
+  return {
+    list: `list${c.plural}`,
+    create: `create${c.resource}`,
+    get: `get${c.resource}`,
+    replace: `replace${c.resource}`,
+    update: `update${c.resource}`,
+    delete: `delete${c.resource}`,
+  };
+}

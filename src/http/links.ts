@@ -1,0 +1,16 @@
+import type { Request } from 'express';
+
+const SANE_HOST = /^[A-Za-z0-9.\-_~:[\]]{1,255}$/;
+
+/**
+ * The absolute URL of another page of the same list: the request's own URL with only `page`
+ * changed, so every other query parameter is kept as the client sent it.
+ */
+export function pageUrl(req: Request, page: number, fallbackHost: string): string {
+  const host = req.get('host');
+  const origin = `${req.protocol}://${host && SANE_HOST.test(host) ? host : fallbackHost}`;
+  const [path, query = ''] = req.originalUrl.split('?', 2);
+  const params = new URLSearchParams(query);
+  params.set('page', String(page));
+  return `${origin}${path}?${params}`;
+}

@@ -1,0 +1,13 @@
+import { STATUS_CODES } from 'node:http';
+import type { Response } from 'express';
+import type { components } from '../generated/openapi';
+
+export type Problem = components['schemas']['Problem'];
+export type FieldError = components['schemas']['FieldError'];
+
+/** Answers an RFC 9457 problem. `title` is always the status phrase, `type` about:blank. */
+export function sendProblem(res: Response, status: number, detail: string, errors?: FieldError[]): void {
+  const body: Problem = { type: 'about:blank', title: STATUS_CODES[status] ?? 'Error', status, detail };
+  if (errors?.length) body.errors = errors;
+  res.status(status).type('application/problem+json').send(JSON.stringify(body));
+}

@@ -1,0 +1,82 @@
+import type { ErrorObject } from 'ajv';
+import type { OpenAPIBackend } from 'openapi-backend';
+import type { OpenAPIV3 } from 'openapi-types';
+import type { FieldError } from './problem';
+
+/**
+ * Turns openapi-backend's ajv errors into one entry per problem, each naming the body field or
+ * the query or path parameter as a client knows it (`title`, `page`, `id`), never ajv's paths.
+ */
+export function fieldErrors(errors: readonly ErrorObject[]): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const e of errors) {
+    const entry = fieldError(e);
+    const key = `${entry.field}\u0000${entry.message}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      out.push(entry);
+    }
+  }
+  return out;
+}
+
+/** True when every error is about a path parameter: the contract answers those with 404. */
+export function onlyPathErrors(errors: readonly ErrorObject[]): boolean {
+  return errors.length > 0 && errors.every((e) => e.instancePath.startsWith('/path/'));
+}
+
+function fieldError(e: ErrorObject): FieldError {
+  const segments = e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const [where, ...rest] = segments;
+  const params = e.params as Record<string, unknown>;
+  if (e.keyword === 'required') {
+    if (params.missingProperty === 'requestBody') return { field: 'body', message: 'a JSON request body is required' };
+    return { field: [...rest, String(params.missingProperty)].join('.'), message: 'is required' };
+  }
+  if (e.keyword === 'additionalProperties') {
+    return { field: [...rest, String(params.additionalProperty)].join('.'), message: 'is not a field of this resource' };
+  }
+  const field = rest.length ? rest.join('.') : where === 'requestBody' || !where ? 'body' : where;
+  let message = e.message ?? 'is invalid';
+  if (e.keyword === 'enum') message += `: ${(params.allowedValues as unknown[]).join(', ')}`;
+  return { field, message };
+}
+
+/**
+ * Strings that JSON admits but UTF-8 cannot store (lone surrogates) would be silently replaced
+ * by the database; they are rejected instead, naming the field.
+ */
+export function malformedStrings(body: unknown, path: string[] = []): FieldError[] {
+  if (typeof body === 'string') {
+    return body.isWellFormed() ? [] : [{ field: path.join('.') || 'body', message: 'must be well-formed Unicode (no lone surrogates)' }];
+  }
+  if (body && typeof body === 'object') {
+    return Object.entries(body).flatMap(([key, value]) => malformedStrings(value, [...path, key]));
+  }
+  return [];
+}
+
+const INTEGER = /^-?[0-9]+$/;
+
+/**
+ * ajv coerces `0x10`, `1e1` and ` 5` to integers; the contract wants plain decimal digits. Returns
+ * 'path' when a path parameter is loose (the contract's 404), else the loose query parameters.
+ */
+export function looseIntegerParams(
+  api: OpenAPIBackend,
+  req: { method: string; path: string; query: Record<string, unknown> },
+): FieldError[] | 'path' {
+  const operation = api.router.matchOperation({ method: req.method, path: req.path, headers: {} });
+  if (!operation) return [];
+  const { params } = api.router.parseRequest({ method: req.method, path: req.path, headers: {} }, operation);
+  const loose: FieldError[] = [];
+  for (const p of (operation.parameters ?? []) as OpenAPIV3.ParameterObject[]) {
+    if ((p.schema as OpenAPIV3.SchemaObject | undefined)?.type !== 'integer') continue;
+    const raw = p.in === 'path' ? params[p.name] : req.query[p.name];
+    if (typeof raw !== 'string' || INTEGER.test(raw)) continue;
+    if (p.in === 'path') return 'path';
+    loose.push({ field: p.name, message: 'must be integer' });
+  }
+  return loose;
+}
