@@ -32,6 +32,12 @@ function writeFields(spec: OpenAPIV3.Document, resource: ResourceName): Field[] 
     .map(([name, prop]) => ({ name, default: (prop as OpenAPIV3.SchemaObject).default }));
 }
 
+/** A query parameter's default, from the (dereferenced) operation the request was routed to. */
+function parameterDefault(operation: Context['operation'], name: string): number {
+  const param = (operation.parameters as OpenAPIV3.ParameterObject[]).find((p) => p.name === name);
+  return Number((param?.schema as OpenAPIV3.SchemaObject).default);
+}
+
 /** `2026-11-22 09:32:05.156`, the form both databases store and sort. */
 function now(): string {
   return new Date().toISOString().replace('T', ' ').replace('Z', '');
@@ -50,10 +56,6 @@ export function recordHandlers<R extends ResourceName>(c: Collection<R>, deps: H
   const { db } = deps;
   const fields = writeFields(deps.spec, c.resource);
   const decimals = new Set<string>(c.decimalFields);
-  const listParams = (deps.spec.paths[`/api/${c.name}/`]?.get?.parameters ?? []) as OpenAPIV3.ParameterObject[];
-  const defaultPageSize = Number(
-    (listParams.find((p) => p.name === 'page_size')?.schema as OpenAPIV3.SchemaObject | undefined)?.default,
-  );
 
   function serialize(row: Row): RecordOf<R> {
     const out: Record<string, unknown> = { id: Number(row.id) };
@@ -83,7 +85,7 @@ export function recordHandlers<R extends ResourceName>(c: Collection<R>, deps: H
     async list(ctx, req, res) {
       const query = ctx.request.query as { page?: number; page_size?: number; search?: string };
       const page = query.page ?? 1;
-      const pageSize = query.page_size ?? defaultPageSize;
+      const pageSize = query.page_size ?? parameterDefault(ctx.operation, 'page_size');
       const result = await listRecords(db, { table: c.name, searchFields: c.searchFields }, {
         terms: parseSearch(query.search ?? ''),
         page,

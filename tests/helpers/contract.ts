@@ -1,0 +1,85 @@
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import { OpenAPIBackend, SetMatchType } from 'openapi-backend';
+import type { OpenAPIV3 } from 'openapi-types';
+import { loadSpec } from '../../src/spec';
+
+/**
+ * Checks a response against the spec: its status must be documented for the operation, its
+ * body must match the documented schema and its headers the documented headers. Responses to
+ * requests that no operation takes (unknown paths, 405, 308) must be problems, or redirects.
+ */
+export interface SeenResponse {
+  method: string;
+  path: string;
+  status: number;
+  headers: Headers;
+  body: unknown;
+}
+
+let apiPromise: Promise<OpenAPIBackend> | undefined;
+
+function contractApi(): Promise<OpenAPIBackend> {
+  apiPromise ??= (async () => {
+    const api = new OpenAPIBackend({
+      definition: loadSpec(),
+      strict: false,
+      quick: false,
+      ignoreTrailingSlashes: false,
+      customizeAjv: (ajv) => {
+        addFormats(ajv, { mode: 'full' });
+        return ajv;
+      },
+    });
+    await api.init();
+    return api;
+  })();
+  return apiPromise;
+}
+
+const problemValidator = (() => {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  addFormats(ajv);
+  return ajv.compile({ $ref: '#/components/schemas/Problem', components: loadSpec().components });
+})();
+
+export async function assertMatchesContract(r: SeenResponse): Promise<void> {
+  const api = await contractApi();
+  const fail = (why: string) => {
+    throw new Error(`${r.method} ${r.path} -> ${r.status}: ${why}\nbody: ${JSON.stringify(r.body)}`);
+  };
+  const contentType = r.headers.get('content-type') ?? '';
+  if (r.status >= 400 && !contentType.startsWith('application/problem+json')) fail(`error with content-type ${contentType}`);
+  if (r.status === 308) {
+    if (!r.headers.get('location')) fail('redirect without Location');
+    return;
+  }
+  const method = r.method === 'HEAD' ? 'GET' : r.method;
+  let operation = api.router.matchOperation({ method, path: r.path, headers: {} });
+  if (!operation && r.status === 405) {
+    // A 405 is documented on every operation of its path; check it against any of them.
+    operation = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE']
+      .map((m) => api.router.matchOperation({ method: m, path: r.path, headers: {} }))
+      .find(Boolean);
+    if (!r.headers.get('allow')) fail('405 without Allow');
+  }
+  if (!operation) {
+    if (r.status !== 404) fail('a path that no operation has must be 404');
+    if (!problemValidator(r.body)) fail(`not a problem: ${JSON.stringify(problemValidator.errors)}`);
+    return;
+  }
+  const documented = operation.responses?.[String(r.status)] as OpenAPIV3.ResponseObject | undefined;
+  if (!documented) fail(`status ${r.status} is not documented for ${operation.operationId}`);
+  if (r.status !== 204 && r.method !== 'HEAD') {
+    const result = api.validateResponse(r.body, operation, r.status);
+    if (result.errors?.length) fail(`body does not match the spec: ${JSON.stringify(result.errors)}`);
+  }
+  if (r.status === 204 && r.body !== '' && r.body !== undefined) fail('204 with a body');
+  const headers: Record<string, string> = {};
+  r.headers.forEach((value, name) => (headers[name] = value));
+  for (const name of Object.keys(documented!.headers ?? {})) {
+    if (!r.headers.get(name)) fail(`documented header ${name} is missing`);
+  }
+  const headerResult = api.validateResponseHeaders(headers, operation, { statusCode: r.status, setMatchType: SetMatchType.Superset });
+  if (headerResult.errors?.length) fail(`headers do not match the spec: ${JSON.stringify(headerResult.errors)}`);
+}

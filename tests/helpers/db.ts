@@ -1,0 +1,55 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseDatabaseUrl, type DatabaseConfig } from '../../src/config';
+import { ensureMysqlDatabase, openDb, type Db } from '../../src/db/connection';
+import { migrate } from '../../src/db/migrations';
+
+export const dialect: 'mysql' | 'sqlite' = process.env.TEST_DB === 'mysql' ? 'mysql' : 'sqlite';
+
+/** The server that MySQL test databases are created on; never a database a user holds data in. */
+export const MYSQL_SERVER_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/';
+
+export interface TestDatabase {
+  config: DatabaseConfig;
+  db: Db;
+  /** Destroys the pool and drops the database (or deletes the SQLite file). */
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database of its own for one test file, in the dialect under test. */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const config = freshConfig();
+  await ensureMysqlDatabase(config);
+  const db = openDb(config);
+  await migrate(db);
+  return { config, db, drop: () => dropTestDatabase(config, db) };
+}
+
+/** A config for a database that does not exist yet (test names are prefixed records_test_). */
+export function freshConfig(): DatabaseConfig {
+  const suffix = `${process.pid}_${randomBytes(4).toString('hex')}`;
+  if (dialect === 'mysql') {
+    const server = new URL(MYSQL_SERVER_URL);
+    server.pathname = `/records_test_${suffix}`;
+    return parseDatabaseUrl(server.toString());
+  }
+  const dir = mkdtempSync(join(tmpdir(), 'records-test-'));
+  return { client: 'sqlite', filename: join(dir, `records_test_${suffix}.sqlite3`) };
+}
+
+export async function dropTestDatabase(config: DatabaseConfig, db?: Db): Promise<void> {
+  await db?.destroy();
+  if (config.client === 'sqlite') {
+    rmSync(join(config.filename, '..'), { recursive: true, force: true });
+    return;
+  }
+  if (!config.database.startsWith('records_test_')) throw new Error(`refusing to drop ${config.database}`);
+  const admin = openDb({ ...config, database: '' });
+  try {
+    await admin.raw('DROP DATABASE IF EXISTS ??', [config.database]);
+  } finally {
+    await admin.destroy();
+  }
+}
