@@ -65,7 +65,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   });
 
   // Only an operation that takes a body parses one, and only as JSON: 415 before any parsing.
-  const json = express.json({ limit: options.bodyLimit, type: () => true, strict: true });
+  const json = express.json({ limit: options.bodyLimit, type: () => true, strict: false });
   app.use((req, res, next) => {
     const methods = routes.allowed(req.path);
     if (!WITH_BODY.has(req.method) || !methods?.includes(req.method)) return next();
