@@ -749,7 +749,7 @@ export interface components {
                 /**
                  * @example {
                  *       "type": "about:blank",
-                 *       "title": "Content Too Large",
+                 *       "title": "Payload Too Large",
                  *       "status": 413,
                  *       "detail": "The request body is larger than 1048576 bytes"
                  *     }
