@@ -4,10 +4,11 @@ import { OpenAPIBackend, type Context } from 'openapi-backend';
 import type { Db } from './db/connection';
 import { classifyDbError } from './db/errors';
 import { operationHandlers } from './handlers';
+import { serviceHandlers } from './handlers/service';
 import { sendProblem } from './http/problem';
 import { specRoutes } from './http/routes';
 import { fieldErrors, malformedStrings, looseIntegerParams, onlyPathErrors } from './http/validation';
-import { loadSpec } from './spec';
+import { loadSpec, readSpecText } from './spec';
 
 export interface AppOptions {
   db: Db;
@@ -22,12 +23,15 @@ const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 const RETRY_AFTER_SECONDS = 2;
 
 export async function createApp(options: AppOptions): Promise<express.Express> {
-  const spec = loadSpec();
+  // One text: what routes and validates requests is what /openapi.* serves.
+  const specText = readSpecText();
+  const spec = loadSpec(specText);
+  const specJson = JSON.stringify(spec);
   const routes = specRoutes(spec);
   const logError = options.logError ?? ((err) => console.error(err));
 
   const api = new OpenAPIBackend({
-    definition: loadSpec(),
+    definition: loadSpec(specText),
     strict: true,
     validate: true,
     coerceTypes: true,
@@ -39,6 +43,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     },
     handlers: {
       ...operationHandlers({ db: options.db, spec, fallbackHost: options.fallbackHost }),
+      ...serviceHandlers({ db: options.db, specText, specJson }),
       validationFail: async (c: Context, _req: Request, res: Response) => {
         const errors = c.validation.errors ?? [];
         if (onlyPathErrors(errors)) return sendProblem(res, 404, 'No record with this id');

@@ -16,7 +16,9 @@ type RecordOperationId = `list${Plural}` | `${Exclude<Verb, 'list'>}${ResourceNa
 // operation in the spec is one of them.
 type Assert<T extends true> = T;
 export type SpecHasOurs = Assert<RecordOperationId extends OperationId ? true : false>;
-export type OursCoverSpec = Assert<OperationId extends RecordOperationId ? true : false>;
+export type OursCoverSpec = Assert<Exclude<OperationId, ServiceOperationId> extends RecordOperationId ? true : false>;
+/** Operations around the records (src/handlers/service.ts). */
+export type ServiceOperationId = 'getOpenApiJson' | 'getOpenApiYaml' | 'getDocs' | 'getHealth' | 'getReadiness';
 
 /**
  * A collection, declared. Fields, their rules and defaults, and page limits come from the

@@ -61,7 +61,7 @@ export function openDb(config: DatabaseConfig): Db {
         );
       },
     },
-    acquireConnectionTimeout: 5000,
+    acquireConnectionTimeout: 2000,
   });
 }
 

@@ -1,0 +1,41 @@
+import { existsSync } from 'node:fs';
+import type { ServiceOperationId } from '../collections';
+import type { Db } from '../db/connection';
+import type { components } from '../generated/openapi';
+import { sendProblem } from '../http/problem';
+import { DOCS_PATH } from '../spec';
+import type { Handler } from './records';
+
+type Health = components['schemas']['Health'];
+
+export interface ServiceDeps {
+  db: Db;
+  /** The contract's text as written, and as JSON: the document the app routes with. */
+  specText: string;
+  specJson: string;
+}
+
+const READY_TIMEOUT_MS = 1000;
+
+export function serviceHandlers(deps: ServiceDeps): Record<ServiceOperationId, Handler> {
+  return {
+    async getOpenApiJson(_c, _req, res) {
+      res.type('application/json').send(deps.specJson);
+    },
+    async getOpenApiYaml(_c, _req, res) {
+      res.type('application/yaml; charset=utf-8').send(deps.specText);
+    },
+    async getDocs(_c, _req, res) {
+      if (!existsSync(DOCS_PATH)) return sendProblem(res, 404, 'The API reference is not built: run `npm run docs`');
+      res.sendFile(DOCS_PATH);
+    },
+    async getHealth(_c, _req, res) {
+      res.json({ status: 'ok' } satisfies Health);
+    },
+    async getReadiness(_c, _req, res) {
+      // The timeout error is classified as "unavailable" by the app's error handler: a 503.
+      await deps.db.raw('SELECT 1').timeout(READY_TIMEOUT_MS, { cancel: false });
+      res.json({ status: 'ready' } satisfies Health);
+    },
+  };
+}
