@@ -7,7 +7,7 @@ import { operationHandlers } from './handlers';
 import { serviceHandlers } from './handlers/service';
 import { sendProblem } from './http/problem';
 import { specRoutes } from './http/routes';
-import { fieldErrors, malformedStrings, looseIntegerParams, onlyPathErrors } from './http/validation';
+import { fieldErrors, malformedStrings, onlyPathErrors, operationParams } from './http/validation';
 import { loadSpec, readSpecText } from './spec';
 
 export interface AppOptions {
@@ -86,11 +86,12 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
       const bad = malformedStrings(req.body);
       if (bad.length) return sendProblem(res, 400, 'Request validation failed', bad);
       const method = req.method === 'HEAD' ? 'GET' : req.method;
-      const loose = looseIntegerParams(api, { method, path: req.path, query: req.query as Record<string, unknown> });
-      if (loose === 'path') return sendProblem(res, 404, 'No record with this id');
-      if (loose.length) return sendProblem(res, 400, 'Request validation failed', loose);
+      const operation = api.router.matchOperation({ method, path: req.path, headers: {} });
+      const params = operation ? operationParams(api, operation, req.path, req.query as Record<string, unknown>) : undefined;
+      if (params?.loose === 'path') return sendProblem(res, 404, 'No record with this id');
+      if (params?.loose.length) return sendProblem(res, 400, 'Request validation failed', params.loose);
       await api.handleRequest(
-        { method, path: req.path, query: req.query as Record<string, string>, body: req.body, headers: req.headers as Record<string, string> },
+        { method, path: req.path, query: params?.query ?? {}, body: req.body, headers: req.headers as Record<string, string> },
         req,
         res,
       );

@@ -1,5 +1,5 @@
 import type { Db } from './connection';
-import { applySearch } from './search';
+import { applySearch, foldCollation } from './search';
 
 export type Row = Record<string, unknown> & { id: number | string };
 export type Values = Record<string, unknown>;
@@ -20,7 +20,7 @@ export type ListResult = { count: number; rows: Row[] } | { count: number; pastE
 /** The list pipeline's database steps: filter, order, paginate (serializing is the caller's). */
 export async function listRecords(db: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
   const filtered = db(spec.table);
-  applySearch(filtered, spec.searchFields, request.terms);
+  if (request.terms.length) applySearch(filtered, spec.searchFields, request.terms, await foldCollation(db));
 
   const [{ n }] = await filtered.clone().count({ n: '*' });
   const count = Number(n);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { type Db, isMysql } from './connection';
 
 /**
  * Splits a search into terms: white space and commas separate terms, and a double-quoted
@@ -26,14 +27,55 @@ export function parseSearch(search: string): string[] {
 }
 
 /**
+ * MySQL's LOWER folds case with the tables of the collation it is given; the binary collation's
+ * are old and miss whole alphabets (Glagolitic, Deseret, Adlam, ...). These follow Unicode 14
+ * (MariaDB 10.10+) and 9 (MySQL 8); the first one the server has is used for search.
+ */
+const FOLD_COLLATIONS = ['utf8mb4_uca1400_as_cs', 'utf8mb4_0900_as_cs'];
+const foldCollations = new WeakMap<Db, Promise<string | undefined>>();
+
+export function foldCollation(db: Db): Promise<string | undefined> {
+  if (!isMysql(db)) return Promise.resolve(undefined);
+  let found = foldCollations.get(db);
+  if (!found) {
+    found = firstKnownCollation(db);
+    // A failed look-up (database down) is not remembered; the next search asks again.
+    found.catch(() => foldCollations.delete(db));
+    foldCollations.set(db, found);
+  }
+  return found;
+}
+
+async function firstKnownCollation(db: Db): Promise<string | undefined> {
+  for (const name of FOLD_COLLATIONS) {
+    try {
+      await db.raw(`SELECT _utf8mb4'a' COLLATE ${name} AS a`);
+      return name;
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'ER_UNKNOWN_COLLATION') throw err;
+    }
+  }
+  return undefined;
+}
+
+/**
  * Every term must occur in at least one search field. INSTR rather than LIKE, so that `%`, `_`
  * and `\` are never wildcards; LOWER on both sides folds case for every alphabet (SQLite's lower
- * is replaced in connection.ts to do the same). Identifiers and values are always bound.
+ * is replaced in connection.ts; MySQL's is given a collation from foldCollation). Identifiers
+ * and values are always bound; the collation name comes from the fixed list above.
  */
-export function applySearch(query: Knex.QueryBuilder, fields: readonly string[], terms: readonly string[]): void {
-  for (const term of terms) {
+export function applySearch(
+  query: Knex.QueryBuilder,
+  fields: readonly string[],
+  terms: readonly string[],
+  collation?: string,
+): void {
+  // Folded with the collation's case tables, then compared byte for byte, as SQLite compares.
+  const fold = collation ? `LOWER(?? COLLATE ${collation}) COLLATE utf8mb4_bin` : 'LOWER(??)';
+  const term = collation ? `LOWER(? COLLATE ${collation}) COLLATE utf8mb4_bin` : 'LOWER(?)';
+  for (const value of terms) {
     query.where((group) => {
-      for (const field of fields) group.orWhereRaw('INSTR(LOWER(??), LOWER(?)) > 0', [field, term]);
+      for (const field of fields) group.orWhereRaw(`INSTR(${fold}, ${term}) > 0`, [field, value]);
     });
   }
 }

@@ -9,8 +9,9 @@ const SANE_HOST = /^[A-Za-z0-9.\-_~:[\]]{1,255}$/;
 export function pageUrl(req: Request, page: number, fallbackHost: string): string {
   const host = req.get('host');
   const origin = `${req.protocol}://${host && SANE_HOST.test(host) ? host : fallbackHost}`;
-  const [path, query = ''] = req.originalUrl.split('?', 2);
-  const params = new URLSearchParams(query);
+  const q = req.originalUrl.indexOf('?');
+  const path = q === -1 ? req.originalUrl : req.originalUrl.slice(0, q);
+  const params = new URLSearchParams(q === -1 ? '' : req.originalUrl.slice(q + 1));
   params.set('page', String(page));
   return `${origin}${path}?${params}`;
 }

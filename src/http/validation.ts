@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import type { OpenAPIBackend } from 'openapi-backend';
+import type { OpenAPIBackend, Operation } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import type { FieldError } from './problem';
 
@@ -60,23 +60,27 @@ export function malformedStrings(body: unknown, path: string[] = []): FieldError
 const INTEGER = /^-?[0-9]+$/;
 
 /**
- * ajv coerces `0x10`, `1e1` and ` 5` to integers; the contract wants plain decimal digits. Returns
- * 'path' when a path parameter is loose (the contract's 404), else the loose query parameters.
+ * The query as the operation declares it, and its loose integers. Unknown query parameters are
+ * ignored (they stay in `next`/`previous` links, which copy the request's own query). ajv
+ * coerces `0x10`, `1e1` and ` 5` to integers; the contract wants plain decimal digits, so a loose
+ * path parameter is `'path'` (the contract's 404) and loose query parameters are listed.
  */
-export function looseIntegerParams(
+export function operationParams(
   api: OpenAPIBackend,
-  req: { method: string; path: string; query: Record<string, unknown> },
-): FieldError[] | 'path' {
-  const operation = api.router.matchOperation({ method: req.method, path: req.path, headers: {} });
-  if (!operation) return [];
-  const { params } = api.router.parseRequest({ method: req.method, path: req.path, headers: {} }, operation);
+  operation: Operation,
+  path: string,
+  query: Record<string, unknown>,
+): { query: Record<string, string | string[]>; loose: FieldError[] | 'path' } {
+  const { params } = api.router.parseRequest({ method: operation.method, path, headers: {} }, operation);
+  const declared: Record<string, string | string[]> = {};
   const loose: FieldError[] = [];
   for (const p of (operation.parameters ?? []) as OpenAPIV3.ParameterObject[]) {
+    const raw = p.in === 'path' ? params[p.name] : query[p.name];
+    if (p.in === 'query' && raw !== undefined) declared[p.name] = raw as string | string[];
     if ((p.schema as OpenAPIV3.SchemaObject | undefined)?.type !== 'integer') continue;
-    const raw = p.in === 'path' ? params[p.name] : req.query[p.name];
     if (typeof raw !== 'string' || INTEGER.test(raw)) continue;
-    if (p.in === 'path') return 'path';
+    if (p.in === 'path') return { query: declared, loose: 'path' };
     loose.push({ field: p.name, message: 'must be integer' });
   }
-  return loose;
+  return { query: declared, loose };
 }
