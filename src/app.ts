@@ -70,15 +70,32 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   });
 
   // Only an operation that takes a body parses one, and only as JSON: 415 before any parsing.
-  const json = express.json({ limit: options.bodyLimit, type: () => true, strict: false });
+  // An empty body is no JSON body at all (body-parser would make it {}): validation says so.
+  const emptyBodies = new WeakSet<Request>();
+  const json = express.json({
+    limit: options.bodyLimit,
+    type: () => true,
+    strict: false,
+    verify: (req, _res, buf) => {
+      if (buf.length === 0) emptyBodies.add(req as Request);
+    },
+  });
   app.use((req, res, next) => {
     const methods = routes.allowed(req.path);
     if (!WITH_BODY.has(req.method) || !methods?.includes(req.method)) return next();
-    const type = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+    const [type, ...params] = String(req.headers['content-type'] ?? '').toLowerCase().split(';').map((p) => p.trim());
     if (type !== 'application/json') {
       return sendProblem(res, 415, `The request body must be application/json, not ${type || 'absent'}`);
     }
-    json(req, res, next);
+    // JSON is UTF-8 (RFC 8259); body-parser would also decode UTF-16, which the contract refuses.
+    const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      return sendProblem(res, 415, `The request body must be UTF-8 application/json, not charset ${charset}`);
+    }
+    json(req, res, (err?: unknown) => {
+      if (emptyBodies.has(req)) req.body = undefined;
+      next(err);
+    });
   });
 
   app.use(async (req, res, next) => {

@@ -12,10 +12,13 @@ const UNAVAILABLE_CODES = new Set([
 export function classifyDbError(err: unknown, table: string, uniqueFields: readonly string[]): DbFailure | undefined {
   if (!err || typeof err !== 'object') return undefined;
   const { code, name, message } = err as { code?: string; name?: string; message?: string };
-  if (code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
-    const text = String(message);
-    // MySQL names the index (knex calls it <table>_<column>_unique), SQLite the column.
-    const field = uniqueFields.find((f) => text.includes(`${table}_${f}_unique`) || text.includes(`${table}.${f}`));
+  if (code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE') {
+    // Only the end of the message names the key: the rest quotes the SQL and the duplicate value,
+    // which may contain anything. MySQL names the index (<table>_<column>_unique), SQLite the column.
+    const text = String((err as { sqlMessage?: string }).sqlMessage ?? message);
+    const index = /for key '(?:[^']*\.)?([^'.]+)'$/.exec(text)?.[1];
+    const columns = /UNIQUE constraint failed: ([\w.]+(?:, [\w.]+)*)$/.exec(text)?.[1].split(', ');
+    const field = uniqueFields.find((f) => index === `${table}_${f}_unique` || columns?.includes(`${table}.${f}`));
     if (field) return { kind: 'unique', field };
     return undefined;
   }

@@ -43,18 +43,27 @@ function fieldError(e: ErrorObject): FieldError {
   return { field, message };
 }
 
+/** Deeper than any body the spec admits (records are flat); deeper bodies are refused unwalked. */
+const MAX_DEPTH = 32;
+
 /**
  * Strings that JSON admits but UTF-8 cannot store (lone surrogates) would be silently replaced
- * by the database; they are rejected instead, naming the field.
+ * by the database; they are rejected instead, naming the field. Walks without recursion, so a
+ * body nested 200,000 deep is a 400, not a stack overflow.
  */
-export function malformedStrings(body: unknown, path: string[] = []): FieldError[] {
-  if (typeof body === 'string') {
-    return body.isWellFormed() ? [] : [{ field: path.join('.') || 'body', message: 'must be well-formed Unicode (no lone surrogates)' }];
+export function malformedStrings(body: unknown): FieldError[] {
+  const errors: FieldError[] = [];
+  const stack: { value: unknown; path: string[] }[] = [{ value: body, path: [] }];
+  while (stack.length) {
+    const { value, path } = stack.pop()!;
+    if (typeof value === 'string') {
+      if (!value.isWellFormed()) errors.push({ field: path.join('.') || 'body', message: 'must be well-formed Unicode (no lone surrogates)' });
+    } else if (value && typeof value === 'object') {
+      if (path.length >= MAX_DEPTH) return [{ field: path[0] ?? 'body', message: `is nested more than ${MAX_DEPTH} levels deep` }];
+      for (const [key, child] of Object.entries(value)) stack.push({ value: child, path: [...path, key] });
+    }
   }
-  if (body && typeof body === 'object') {
-    return Object.entries(body).flatMap(([key, value]) => malformedStrings(value, [...path, key]));
-  }
-  return [];
+  return errors.reverse();
 }
 
 const INTEGER = /^-?[0-9]+$/;
