@@ -36,6 +36,18 @@ export interface Collection<R extends ResourceName = ResourceName> {
   uniqueFields: readonly FieldOf<R>[];
   /** DECIMAL columns, answered as strings with exactly two decimals. */
   decimalFields: readonly FieldOf<R>[];
+  /** Enumerated fields that `ordering` sorts by rank (their enum's order in the spec), not text. */
+  rankedFields?: readonly FieldOf<R>[];
+  /** List query parameters that filter, by name: the column and how it compares. */
+  filters?: Readonly<Record<string, FilterSpec<FieldOf<R>>>>;
+  /** Pairs of filters that bound a range: the first may not be above the second. */
+  ranges?: readonly (readonly [string, string])[];
+}
+
+/** `eq`: equal; `gte`/`lte`: inclusive bound; `in`: one of a list; `stock`: true above 0, false at 0. */
+export interface FilterSpec<F extends string = string> {
+  column: F;
+  op: 'eq' | 'gte' | 'lte' | 'in' | 'stock';
 }
 
 /** Checks field names against the resource's schema, then forgets R so all five share one type. */
@@ -44,11 +56,47 @@ function collection<R extends ResourceName>(c: Collection<R>): Collection {
 }
 
 export const collections = [
-  collection({ name: 'posts', resource: 'Post', plural: 'Posts', searchFields: ['title', 'content'], uniqueFields: [], decimalFields: [] }),
-  collection({ name: 'products', resource: 'Product', plural: 'Products', searchFields: ['name', 'description'], uniqueFields: [], decimalFields: ['price'] }),
-  collection({ name: 'books', resource: 'Book', plural: 'Books', searchFields: ['title', 'author'], uniqueFields: ['isbn'], decimalFields: [] }),
-  collection({ name: 'users', resource: 'User', plural: 'Users', searchFields: ['username', 'email'], uniqueFields: ['username', 'email'], decimalFields: [] }),
-  collection({ name: 'tasks', resource: 'Task', plural: 'Tasks', searchFields: ['title', 'description'], uniqueFields: [], decimalFields: [] }),
+  collection({
+    name: 'posts', resource: 'Post', plural: 'Posts',
+    searchFields: ['title', 'content'], uniqueFields: [], decimalFields: [],
+    filters: { author: { column: 'author', op: 'eq' } },
+  }),
+  collection({
+    name: 'products', resource: 'Product', plural: 'Products',
+    searchFields: ['name', 'description'], uniqueFields: [], decimalFields: ['price'],
+    filters: {
+      min_price: { column: 'price', op: 'gte' },
+      max_price: { column: 'price', op: 'lte' },
+      in_stock: { column: 'stock', op: 'stock' },
+    },
+    ranges: [['min_price', 'max_price']],
+  }),
+  collection({
+    name: 'books', resource: 'Book', plural: 'Books',
+    searchFields: ['title', 'author'], uniqueFields: ['isbn'], decimalFields: [],
+    filters: {
+      genre: { column: 'genre', op: 'eq' },
+      author: { column: 'author', op: 'eq' },
+      published_after: { column: 'published_date', op: 'gte' },
+      published_before: { column: 'published_date', op: 'lte' },
+    },
+    ranges: [['published_after', 'published_before']],
+  }),
+  collection({
+    name: 'users', resource: 'User', plural: 'Users',
+    searchFields: ['username', 'email'], uniqueFields: ['username', 'email'], decimalFields: [],
+  }),
+  collection({
+    name: 'tasks', resource: 'Task', plural: 'Tasks',
+    searchFields: ['title', 'description'], uniqueFields: [], decimalFields: [], rankedFields: ['priority'],
+    filters: {
+      status: { column: 'status', op: 'in' },
+      priority: { column: 'priority', op: 'in' },
+      due_after: { column: 'due_date', op: 'gte' },
+      due_before: { column: 'due_date', op: 'lte' },
+    },
+    ranges: [['due_after', 'due_before']],
+  }),
 ] as const;
 
 /** The operationIds of a collection's six operations. */

@@ -21,6 +21,9 @@ function recordTable(db: Knex, name: string, columns: (t: Knex.CreateTableBuilde
   });
 }
 
+/** Tables of records, for migrations that change all five alike. */
+const RECORD_TABLES = ['posts', 'products', 'books', 'users', 'tasks'];
+
 const migrations: Record<string, Migration> = {
   '20261122_001_records': {
     async up(db) {
@@ -61,8 +64,46 @@ const migrations: Record<string, Migration> = {
       });
     },
     async down(db) {
-      for (const table of ['tasks', 'users', 'books', 'products', 'posts']) await db.schema.dropTableIfExists(table);
+      for (const table of [...RECORD_TABLES].reverse()) await db.schema.dropTableIfExists(table);
     },
+  },
+};
+
+migrations['20261122_002_versions_and_idempotency'] = {
+  async up(db) {
+    // The version behind each record's ETag: bumped by every write, compared by If-Match.
+    for (const table of RECORD_TABLES) {
+      await db.schema.alterTable(table, (t) => {
+        t.integer('version').notNullable().defaultTo(1);
+      });
+    }
+    await db.schema.createTable('idempotency_keys', (t) => {
+      if (isMysql(db)) {
+        t.engine('InnoDB');
+        t.charset('utf8mb4');
+        t.collate('utf8mb4_bin');
+      }
+      t.bigIncrements('id');
+      t.string('collection', 20).notNullable();
+      t.string('idem_key', 255).notNullable();
+      t.string('request_hash', 64).notNullable();
+      t.string('state', 10).notNullable();
+      t.integer('response_status').nullable();
+      t.text('response_body', 'longtext').nullable();
+      t.string('response_location', 255).nullable();
+      t.string('response_etag', 64).nullable();
+      t.datetime('created_at', { precision: 3 }).notNullable();
+      t.unique(['collection', 'idem_key'], { indexName: 'idempotency_keys_collection_key_unique' });
+      t.index(['created_at'], 'idempotency_keys_created_at_index');
+    });
+  },
+  async down(db) {
+    await db.schema.dropTableIfExists('idempotency_keys');
+    for (const table of RECORD_TABLES) {
+      await db.schema.alterTable(table, (t) => {
+        t.dropColumn('version');
+      });
+    }
   },
 };
 

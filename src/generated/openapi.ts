@@ -461,6 +461,12 @@ export interface components {
          * @example 42
          */
         Ignored: unknown;
+        /**
+         * Format: date
+         * @description A calendar date, `YYYY-MM-DD`.
+         * @example 2026-01-31
+         */
+        FilterDate: string;
         /** @description The part of a page that every collection shares. */
         PageEnvelope: {
             /**
@@ -756,6 +762,54 @@ export interface components {
         };
     };
     responses: {
+        /** @description The record's `ETag` matches `If-None-Match`; no body. */
+        NotModified: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The record's `ETag` matches none in `If-Match` (someone else changed or deleted it). Nothing was changed. */
+        PreconditionFailed: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Precondition Failed",
+                 *       "status": 412,
+                 *       "detail": "The record has changed: its ETag is now \"4\""
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description This `Idempotency-Key` was used with a different body. Nothing was created. */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Unprocessable Entity",
+                 *       "status": 422,
+                 *       "detail": "This Idempotency-Key was used with a different request body",
+                 *       "errors": [
+                 *         {
+                 *           "field": "Idempotency-Key",
+                 *           "message": "was used with a different request body"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The record was deleted. No body. */
         Deleted: {
             headers: {
@@ -824,7 +878,10 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description A unique field already has this value in another record; `errors` names the field. */
+        /**
+         * @description A unique field already has this value in another record (`errors` names the field), or
+         *     a request with the same `Idempotency-Key` is still running. Nothing was changed.
+         */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -931,6 +988,101 @@ export interface components {
          *     must occur, ignoring case, in at least one of the collection's search fields.
          */
         search: string;
+        /**
+         * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+         *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+         * @example [
+         *       "-title",
+         *       "title"
+         *     ]
+         */
+        posts_ordering: ("id" | "-id" | "created_at" | "-created_at" | "updated_at" | "-updated_at" | "title" | "-title" | "author" | "-author")[];
+        /**
+         * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+         *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+         * @example [
+         *       "-price",
+         *       "name"
+         *     ]
+         */
+        products_ordering: ("id" | "-id" | "created_at" | "-created_at" | "updated_at" | "-updated_at" | "name" | "-name" | "price" | "-price" | "stock" | "-stock")[];
+        /**
+         * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+         *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+         * @example [
+         *       "-title",
+         *       "title"
+         *     ]
+         */
+        books_ordering: ("id" | "-id" | "created_at" | "-created_at" | "updated_at" | "-updated_at" | "title" | "-title" | "author" | "-author" | "published_date" | "-published_date")[];
+        /**
+         * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+         *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+         * @example [
+         *       "-username",
+         *       "username"
+         *     ]
+         */
+        users_ordering: ("id" | "-id" | "created_at" | "-created_at" | "updated_at" | "-updated_at" | "username" | "-username" | "email" | "-email" | "last_name" | "-last_name")[];
+        /**
+         * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+         *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+         *     `priority` sorts by rank: `low` < `medium` < `high`.
+         * @example [
+         *       "-title",
+         *       "title"
+         *     ]
+         */
+        tasks_ordering: ("id" | "-id" | "created_at" | "-created_at" | "updated_at" | "-updated_at" | "title" | "-title" | "status" | "-status" | "priority" | "-priority" | "due_date" | "-due_date")[];
+        /** @description Only posts by exactly this author. */
+        posts_author: string;
+        /** @description Only products that cost at least this much (inclusive). */
+        products_min_price: components["schemas"]["ProductWrite"]["price"];
+        /** @description Only products that cost at most this much (inclusive). Below `min_price` is a 400. */
+        products_max_price: components["schemas"]["ProductWrite"]["price"];
+        /** @description `true`: only products with stock above 0; `false`: only those with none. */
+        products_in_stock: boolean;
+        /** @description Only books of exactly this genre. */
+        books_genre: string;
+        /** @description Only books by exactly this author. */
+        books_author: string;
+        /** @description Only books published on or after this date (books without a date are left out). */
+        books_published_after: components["schemas"]["FilterDate"];
+        /** @description Only books published on or before this date. Before `published_after` is a 400. */
+        books_published_before: components["schemas"]["FilterDate"];
+        /**
+         * @description Only tasks in one of these states (comma-separated).
+         * @example [
+         *       "todo",
+         *       "in_progress"
+         *     ]
+         */
+        tasks_status: components["schemas"]["TaskWrite"]["status"][];
+        /**
+         * @description Only tasks of one of these priorities (comma-separated).
+         * @example [
+         *       "high"
+         *     ]
+         */
+        tasks_priority: components["schemas"]["TaskWrite"]["priority"][];
+        /** @description Only tasks due on or after this date (tasks without a due date are left out). */
+        tasks_due_after: components["schemas"]["FilterDate"];
+        /** @description Only tasks due on or before this date. Before `due_after` is a 400. */
+        tasks_due_before: components["schemas"]["FilterDate"];
+        /**
+         * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+         *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+         */
+        if_match: string;
+        /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+        if_none_match: string;
+        /**
+         * @description Makes the create safe to retry. A retry with the same key and the same body within 24
+         *     hours answers the first response again (status, body, `Location`, with
+         *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
+         *     422; the same key while the first request is still running is 409. Keys are per collection.
+         */
+        idempotency_key: string;
     };
     requestBodies: never;
     headers: {
@@ -940,6 +1092,10 @@ export interface components {
         Allow: string;
         /** @description Seconds to wait before trying again. */
         "Retry-After": number;
+        /** @description The record's version, a strong entity tag that changes on every successful write. Send it back in `If-Match` or `If-None-Match`. */
+        ETag: string;
+        /** @description `true` when this is the stored response to an earlier request with the same `Idempotency-Key`. */
+        "Idempotent-Replayed": "true";
     };
     pathItems: never;
 }
@@ -957,6 +1113,17 @@ export interface operations {
                  *     must occur, ignoring case, in at least one of the collection's search fields.
                  */
                 search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+                 * @example [
+                 *       "-title",
+                 *       "title"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["posts_ordering"];
+                /** @description Only posts by exactly this author. */
+                author?: components["parameters"]["posts_author"];
             };
             header?: never;
             path?: never;
@@ -983,7 +1150,15 @@ export interface operations {
     createPost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A retry with the same key and the same body within 24
+                 *     hours answers the first response again (status, body, `Location`, with
+                 *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
+                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -997,6 +1172,8 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1005,8 +1182,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1014,7 +1193,10 @@ export interface operations {
     getPost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1026,12 +1208,14 @@ export interface operations {
             /** @description The post. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Post"];
                 };
             };
+            304: components["responses"]["NotModified"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["InternalError"];
@@ -1041,7 +1225,13 @@ export interface operations {
     replacePost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1057,6 +1247,7 @@ export interface operations {
             /** @description The replaced post. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1066,6 +1257,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1075,7 +1267,13 @@ export interface operations {
     deletePost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1087,6 +1285,7 @@ export interface operations {
             204: components["responses"]["Deleted"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1094,7 +1293,13 @@ export interface operations {
     updatePost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1110,6 +1315,7 @@ export interface operations {
             /** @description The updated post. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1119,6 +1325,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1137,6 +1344,21 @@ export interface operations {
                  *     must occur, ignoring case, in at least one of the collection's search fields.
                  */
                 search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+                 * @example [
+                 *       "-price",
+                 *       "name"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["products_ordering"];
+                /** @description Only products that cost at least this much (inclusive). */
+                min_price?: components["parameters"]["products_min_price"];
+                /** @description Only products that cost at most this much (inclusive). Below `min_price` is a 400. */
+                max_price?: components["parameters"]["products_max_price"];
+                /** @description `true`: only products with stock above 0; `false`: only those with none. */
+                in_stock?: components["parameters"]["products_in_stock"];
             };
             header?: never;
             path?: never;
@@ -1163,7 +1385,15 @@ export interface operations {
     createProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A retry with the same key and the same body within 24
+                 *     hours answers the first response again (status, body, `Location`, with
+                 *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
+                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1177,6 +1407,8 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1185,8 +1417,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1194,7 +1428,10 @@ export interface operations {
     getProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1206,12 +1443,14 @@ export interface operations {
             /** @description The product. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Product"];
                 };
             };
+            304: components["responses"]["NotModified"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["InternalError"];
@@ -1221,7 +1460,13 @@ export interface operations {
     replaceProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1237,6 +1482,7 @@ export interface operations {
             /** @description The replaced product. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1246,6 +1492,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1255,7 +1502,13 @@ export interface operations {
     deleteProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1267,6 +1520,7 @@ export interface operations {
             204: components["responses"]["Deleted"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1274,7 +1528,13 @@ export interface operations {
     updateProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1290,6 +1550,7 @@ export interface operations {
             /** @description The updated product. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1299,6 +1560,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1317,6 +1579,23 @@ export interface operations {
                  *     must occur, ignoring case, in at least one of the collection's search fields.
                  */
                 search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+                 * @example [
+                 *       "-title",
+                 *       "title"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["books_ordering"];
+                /** @description Only books of exactly this genre. */
+                genre?: components["parameters"]["books_genre"];
+                /** @description Only books by exactly this author. */
+                author?: components["parameters"]["books_author"];
+                /** @description Only books published on or after this date (books without a date are left out). */
+                published_after?: components["parameters"]["books_published_after"];
+                /** @description Only books published on or before this date. Before `published_after` is a 400. */
+                published_before?: components["parameters"]["books_published_before"];
             };
             header?: never;
             path?: never;
@@ -1343,7 +1622,15 @@ export interface operations {
     createBook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A retry with the same key and the same body within 24
+                 *     hours answers the first response again (status, body, `Location`, with
+                 *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
+                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1357,6 +1644,8 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1368,6 +1657,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1375,7 +1665,10 @@ export interface operations {
     getBook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1387,12 +1680,14 @@ export interface operations {
             /** @description The book. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Book"];
                 };
             };
+            304: components["responses"]["NotModified"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["InternalError"];
@@ -1402,7 +1697,13 @@ export interface operations {
     replaceBook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1418,6 +1719,7 @@ export interface operations {
             /** @description The replaced book. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1428,6 +1730,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1437,7 +1740,13 @@ export interface operations {
     deleteBook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1449,6 +1758,7 @@ export interface operations {
             204: components["responses"]["Deleted"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1456,7 +1766,13 @@ export interface operations {
     updateBook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1472,6 +1788,7 @@ export interface operations {
             /** @description The updated book. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1482,6 +1799,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1500,6 +1818,15 @@ export interface operations {
                  *     must occur, ignoring case, in at least one of the collection's search fields.
                  */
                 search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+                 * @example [
+                 *       "-username",
+                 *       "username"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["users_ordering"];
             };
             header?: never;
             path?: never;
@@ -1526,7 +1853,15 @@ export interface operations {
     createUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A retry with the same key and the same body within 24
+                 *     hours answers the first response again (status, body, `Location`, with
+                 *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
+                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1540,6 +1875,8 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1551,6 +1888,7 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1558,7 +1896,10 @@ export interface operations {
     getUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1570,12 +1911,14 @@ export interface operations {
             /** @description The user. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["User"];
                 };
             };
+            304: components["responses"]["NotModified"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["InternalError"];
@@ -1585,7 +1928,13 @@ export interface operations {
     replaceUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1601,6 +1950,7 @@ export interface operations {
             /** @description The replaced user. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1611,6 +1961,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1620,7 +1971,13 @@ export interface operations {
     deleteUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1632,6 +1989,7 @@ export interface operations {
             204: components["responses"]["Deleted"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1639,7 +1997,13 @@ export interface operations {
     updateUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1655,6 +2019,7 @@ export interface operations {
             /** @description The updated user. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1665,6 +2030,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1683,6 +2049,35 @@ export interface operations {
                  *     must occur, ignoring case, in at least one of the collection's search fields.
                  */
                 search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+                 *     `priority` sorts by rank: `low` < `medium` < `high`.
+                 * @example [
+                 *       "-title",
+                 *       "title"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["tasks_ordering"];
+                /**
+                 * @description Only tasks in one of these states (comma-separated).
+                 * @example [
+                 *       "todo",
+                 *       "in_progress"
+                 *     ]
+                 */
+                status?: components["parameters"]["tasks_status"];
+                /**
+                 * @description Only tasks of one of these priorities (comma-separated).
+                 * @example [
+                 *       "high"
+                 *     ]
+                 */
+                priority?: components["parameters"]["tasks_priority"];
+                /** @description Only tasks due on or after this date (tasks without a due date are left out). */
+                due_after?: components["parameters"]["tasks_due_after"];
+                /** @description Only tasks due on or before this date. Before `due_after` is a 400. */
+                due_before?: components["parameters"]["tasks_due_before"];
             };
             header?: never;
             path?: never;
@@ -1709,7 +2104,15 @@ export interface operations {
     createTask: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A retry with the same key and the same body within 24
+                 *     hours answers the first response again (status, body, `Location`, with
+                 *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
+                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1723,6 +2126,8 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    ETag: components["headers"]["ETag"];
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1731,8 +2136,10 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1740,7 +2147,10 @@ export interface operations {
     getTask: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1752,12 +2162,14 @@ export interface operations {
             /** @description The task. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Task"];
                 };
             };
+            304: components["responses"]["NotModified"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             500: components["responses"]["InternalError"];
@@ -1767,7 +2179,13 @@ export interface operations {
     replaceTask: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1783,6 +2201,7 @@ export interface operations {
             /** @description The replaced task. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1792,6 +2211,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];
@@ -1801,7 +2221,13 @@ export interface operations {
     deleteTask: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1813,6 +2239,7 @@ export interface operations {
             204: components["responses"]["Deleted"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1820,7 +2247,13 @@ export interface operations {
     updateTask: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
+                 *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 */
+                "If-Match"?: components["parameters"]["if_match"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1836,6 +2269,7 @@ export interface operations {
             /** @description The updated task. */
             200: {
                 headers: {
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1845,6 +2279,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             500: components["responses"]["InternalError"];

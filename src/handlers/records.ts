@@ -3,10 +3,12 @@ import type { Context } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import type { Collection, PageOf, RecordOf, ResourceName, Verb } from '../collections';
 import type { Db } from '../db/connection';
-import { deleteRecord, findRecord, insertRecord, listRecords, updateRecord, type Row, type Values } from '../db/records';
-import { parseSearch } from '../db/search';
+import { deleteRecord, findRecord, listRecords, updateRecord, type Row, type Values } from '../db/records';
+import { etag, ifMatchVersions, ifNoneMatchHits } from '../http/conditional';
 import { pageUrl } from '../http/links';
 import { sendProblem } from '../http/problem';
+import { createIdempotently } from './idempotency';
+import { filters, type ListQuery, orderKeys, ranks, searchTerms } from './list-query';
 
 export type Handler = (c: Context, req: Request, res: Response) => Promise<void>;
 
@@ -39,7 +41,7 @@ function parameterDefault(operation: Context['operation'], name: string): number
 }
 
 /** `2026-11-22 09:32:05.156`, the form both databases store and sort. */
-function now(): string {
+export function now(): string {
   return new Date().toISOString().replace('T', ' ').replace('Z', '');
 }
 
@@ -52,17 +54,19 @@ function decimal(value: unknown): string {
 }
 
 /** The six operations of one collection, as one generic pipeline driven by its declaration. */
-export function recordHandlers<R extends ResourceName>(c: Collection<R>, deps: HandlerDeps): Record<Verb, Handler> {
+export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, Handler> {
   const { db } = deps;
   const fields = writeFields(deps.spec, c.resource);
   const decimals = new Set<string>(c.decimalFields);
+  const rank = ranks(deps.spec, c);
+  const noun = c.resource.toLowerCase();
 
-  function serialize(row: Row): RecordOf<R> {
+  function serialize(row: Row): RecordOf<ResourceName> {
     const out: Record<string, unknown> = { id: Number(row.id) };
     for (const { name } of fields) out[name] = decimals.has(name) ? decimal(row[name]) : row[name];
     out.created_at = timestamp(row.created_at);
     out.updated_at = timestamp(row.updated_at);
-    return out as RecordOf<R>;
+    return out as RecordOf<ResourceName>;
   }
 
   /** Client fields of a body; with `defaults`, a field left out takes its default (create, PUT). */
@@ -75,19 +79,32 @@ export function recordHandlers<R extends ResourceName>(c: Collection<R>, deps: H
     return out;
   }
 
-  function notFound(res: Response, id: string): void {
-    sendProblem(res, 404, `No ${c.resource.toLowerCase()} with id ${id}`);
+  function sendRecord(res: Response, status: number, row: Row): void {
+    res.status(status).set('ETag', etag(row.version)).json(serialize(row));
   }
 
-  const recordPath = (id: number | string) => `/api/${c.name}/${id}/`;
+  /** A failed write: 412 when it was conditional (RFC 9110: a missing record fails If-Match too). */
+  function writeMissed(req: Request, res: Response, id: number): void {
+    if (req.get('if-match') !== undefined) return sendProblem(res, 412, `The ${noun} with id ${id} has changed or is gone`);
+    sendProblem(res, 404, `No ${noun} with id ${id}`);
+  }
+
+  const condition = (req: Request) => {
+    const header = req.get('if-match');
+    return header === undefined ? {} : { versions: ifMatchVersions(header) };
+  };
 
   return {
     async list(ctx, req, res) {
-      const query = ctx.request.query as { page?: number; page_size?: number; search?: string };
-      const page = query.page ?? 1;
-      const pageSize = query.page_size ?? parameterDefault(ctx.operation, 'page_size');
+      const query = ctx.request.query as ListQuery;
+      const page = (query.page as number | undefined) ?? 1;
+      const pageSize = (query.page_size as number | undefined) ?? parameterDefault(ctx.operation, 'page_size');
+      const filtering = filters(c, query);
+      if (filtering.errors.length) return sendProblem(res, 400, 'Request validation failed', filtering.errors);
       const result = await listRecords(db, { table: c.name, searchFields: c.searchFields }, {
-        terms: parseSearch(query.search ?? ''),
+        terms: searchTerms(query),
+        filters: filtering.filters,
+        order: orderKeys(query, rank),
         page,
         pageSize,
       });
@@ -100,39 +117,48 @@ export function recordHandlers<R extends ResourceName>(c: Collection<R>, deps: H
         next: page * pageSize < result.count ? pageUrl(req, page + 1, deps.fallbackHost) : null,
         previous: page > 1 ? pageUrl(req, page - 1, deps.fallbackHost) : null,
         results: result.rows.map(serialize),
-      } as PageOf<R>;
+      } as PageOf<ResourceName>;
       res.json(body);
     },
 
-    async create(ctx, _req, res) {
+    async create(ctx, req, res) {
       const stamp = now();
-      const row = await insertRecord(db, c.name, { ...values(ctx.request.requestBody, true), created_at: stamp, updated_at: stamp });
-      res.status(201).location(recordPath(row.id)).json(serialize(row));
+      const record = { ...values(ctx.request.requestBody, true), created_at: stamp, updated_at: stamp };
+      const created = await createIdempotently(db, c.name, req, ctx.request.requestBody, record, serialize);
+      if (created.kind !== 'created') return created.send(res);
+      res.location(`/api/${c.name}/${created.row.id}/`);
+      sendRecord(res, 201, created.row);
     },
 
-    async get(ctx, _req, res) {
-      const row = await findRecord(db, c.name, Number(ctx.request.params.id));
-      if (!row) return notFound(res, String(ctx.request.params.id));
-      res.json(serialize(row));
-    },
-
-    async replace(ctx, _req, res) {
+    async get(ctx, req, res) {
       const id = Number(ctx.request.params.id);
-      const row = await updateRecord(db, c.name, id, { ...values(ctx.request.requestBody, true), updated_at: now() });
-      if (!row) return notFound(res, String(id));
-      res.json(serialize(row));
+      const row = await findRecord(db, c.name, id);
+      if (!row) return sendProblem(res, 404, `No ${noun} with id ${id}`);
+      const ifNoneMatch = req.get('if-none-match');
+      if (ifNoneMatch !== undefined && ifNoneMatchHits(ifNoneMatch, row.version)) {
+        res.status(304).set('ETag', etag(row.version)).end();
+        return;
+      }
+      sendRecord(res, 200, row);
     },
 
-    async update(ctx, _req, res) {
+    async replace(ctx, req, res) {
       const id = Number(ctx.request.params.id);
-      const row = await updateRecord(db, c.name, id, { ...values(ctx.request.requestBody, false), updated_at: now() });
-      if (!row) return notFound(res, String(id));
-      res.json(serialize(row));
+      const row = await updateRecord(db, c.name, id, { ...values(ctx.request.requestBody, true), updated_at: now() }, condition(req));
+      if (!row) return writeMissed(req, res, id);
+      sendRecord(res, 200, row);
     },
 
-    async delete(ctx, _req, res) {
+    async update(ctx, req, res) {
       const id = Number(ctx.request.params.id);
-      if (!(await deleteRecord(db, c.name, id))) return notFound(res, String(id));
+      const row = await updateRecord(db, c.name, id, { ...values(ctx.request.requestBody, false), updated_at: now() }, condition(req));
+      if (!row) return writeMissed(req, res, id);
+      sendRecord(res, 200, row);
+    },
+
+    async delete(ctx, req, res) {
+      const id = Number(ctx.request.params.id);
+      if (!(await deleteRecord(db, c.name, id, condition(req)))) return writeMissed(req, res, id);
       res.status(204).end();
     },
   };

@@ -1,0 +1,78 @@
+import type { Db } from './connection';
+import type { Queryable } from './records';
+
+/** What a create with an Idempotency-Key finds when it claims the key. */
+export type Claim =
+  | { kind: 'claimed' }
+  | { kind: 'running' }
+  | { kind: 'mismatch' }
+  | { kind: 'done'; response: StoredResponse };
+
+export interface StoredResponse {
+  status: number;
+  body: string;
+  location: string | null;
+  etag: string | null;
+}
+
+const TABLE = 'idempotency_keys';
+const KEEP_MS = 24 * 60 * 60 * 1000;
+/** A claim still "running" after this long belongs to a request that died; a retry takes it over. */
+const ABANDONED_MS = 5 * 60 * 1000;
+
+function stamp(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+}
+
+function isDuplicate(err: unknown): boolean {
+  const code = (err as { code?: string }).code;
+  return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/**
+ * Claims (collection, key) for a request whose body hashes to `hash`. The claim is its own
+ * committed row, so a second request with the key sees "running" instead of waiting on a lock.
+ */
+export async function claimKey(db: Db, collection: string, key: string, hash: string): Promise<Claim> {
+  const now = Date.now();
+  await db(TABLE).where('created_at', '<', stamp(now - KEEP_MS)).delete();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await db(TABLE).insert({ collection, idem_key: key, request_hash: hash, state: 'running', created_at: stamp(now) });
+      return { kind: 'claimed' };
+    } catch (err) {
+      if (!isDuplicate(err)) throw err;
+    }
+    const row = await db(TABLE).where({ collection, idem_key: key }).first();
+    if (!row) continue; // released or expired meanwhile: claim again
+    if (row.request_hash !== hash) return { kind: 'mismatch' };
+    if (row.state === 'done') {
+      return {
+        kind: 'done',
+        response: { status: row.response_status, body: row.response_body, location: row.response_location, etag: row.response_etag },
+      };
+    }
+    if (String(row.created_at) >= stamp(now - ABANDONED_MS)) return { kind: 'running' };
+    const taken = await db(TABLE)
+      .where({ id: row.id, state: 'running', created_at: row.created_at })
+      .update({ created_at: stamp(now) });
+    if (taken) return { kind: 'claimed' };
+  }
+  return { kind: 'running' };
+}
+
+/** Stores the response of a claimed key; in the transaction that created the record. */
+export async function completeKey(trx: Queryable, collection: string, key: string, response: StoredResponse): Promise<void> {
+  await trx(TABLE).where({ collection, idem_key: key, state: 'running' }).update({
+    state: 'done',
+    response_status: response.status,
+    response_body: response.body,
+    response_location: response.location,
+    response_etag: response.etag,
+  });
+}
+
+/** Gives a claim up after the create failed, so that a retry runs the create again. */
+export async function releaseKey(db: Db, collection: string, key: string): Promise<void> {
+  await db(TABLE).where({ collection, idem_key: key, state: 'running' }).delete();
+}
