@@ -10,13 +10,13 @@ export interface paths {
         };
         /**
          * List posts
-         * @description One page of posts, newest first, optionally filtered by `search` over `title` and `content`. At most 10 a page.
+         * @description One page of posts, newest first unless `ordering` says otherwise, optionally filtered by `search` over `title` and `content`. At most 10 a page. Sortable by `title` and `author`; filter by `author`.
          */
         get: operations["listPosts"];
         put?: never;
         /**
          * Create a post
-         * @description Creates a post and answers it with its `Location`.
+         * @description Creates a post and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry.
          */
         post: operations["createPost"];
         delete?: never;
@@ -69,13 +69,13 @@ export interface paths {
         };
         /**
          * List products
-         * @description One page of products, newest first, optionally filtered by `search` over `name` and `description`. At most 100 a page.
+         * @description One page of products, newest first unless `ordering` says otherwise, optionally filtered by `search` over `name` and `description`. At most 100 a page. Sortable by `name`, `price` and `stock`; filter by `min_price`, `max_price` and `in_stock`.
          */
         get: operations["listProducts"];
         put?: never;
         /**
          * Create a product
-         * @description Creates a product and answers it with its `Location`.
+         * @description Creates a product and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry.
          */
         post: operations["createProduct"];
         delete?: never;
@@ -128,13 +128,13 @@ export interface paths {
         };
         /**
          * List books
-         * @description One page of books, newest first, optionally filtered by `search` over `title` and `author`. At most 100 a page.
+         * @description One page of books, newest first unless `ordering` says otherwise, optionally filtered by `search` over `title` and `author`. At most 100 a page. Sortable by `title`, `author` and `published_date`; filter by `genre`, `author`, `published_after` and `published_before`.
          */
         get: operations["listBooks"];
         put?: never;
         /**
          * Create a book
-         * @description Creates a book and answers it with its `Location`.
+         * @description Creates a book and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry.
          */
         post: operations["createBook"];
         delete?: never;
@@ -187,13 +187,13 @@ export interface paths {
         };
         /**
          * List users
-         * @description One page of users, newest first, optionally filtered by `search` over `username` and `email`. At most 100 a page.
+         * @description One page of users, newest first unless `ordering` says otherwise, optionally filtered by `search` over `username` and `email`. At most 100 a page. Sortable by `username`, `email` and `last_name`.
          */
         get: operations["listUsers"];
         put?: never;
         /**
          * Create a user
-         * @description Creates a user and answers it with its `Location`.
+         * @description Creates a user and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry.
          */
         post: operations["createUser"];
         delete?: never;
@@ -246,13 +246,13 @@ export interface paths {
         };
         /**
          * List tasks
-         * @description One page of tasks, newest first, optionally filtered by `search` over `title` and `description`. At most 100 a page.
+         * @description One page of tasks, newest first unless `ordering` says otherwise, optionally filtered by `search` over `title` and `description`. At most 100 a page. Sortable by `title`, `status`, `priority` (by rank) and `due_date`; filter by `status`, `priority`, `due_after` and `due_before`.
          */
         get: operations["listTasks"];
         put?: never;
         /**
          * Create a task
-         * @description Creates a task and answers it with its `Location`.
+         * @description Creates a task and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry.
          */
         post: operations["createTask"];
         delete?: never;
