@@ -26,7 +26,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 
 export function parseDatabaseUrl(url: string | undefined): DatabaseConfig {
   if (!url) return { client: 'sqlite', filename: DEFAULT_SQLITE_FILE };
-  if (url.startsWith('sqlite:')) {
+  if (/^sqlite:/i.test(url)) {
     // sqlite:relative/path, sqlite:/absolute/path and sqlite:///absolute/path all name a file.
     const filename = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (!filename) throw new ConfigError('DATABASE_URL: sqlite: needs a file name, e.g. sqlite:./data/records.sqlite3');
@@ -41,16 +41,24 @@ export function parseDatabaseUrl(url: string | undefined): DatabaseConfig {
   if (parsed.protocol !== 'mysql:') {
     throw new ConfigError(`DATABASE_URL: unknown scheme "${parsed.protocol.replace(/:$/, '')}"; use mysql:// or sqlite:`);
   }
-  const database = decodeURIComponent(parsed.pathname.replace(/^\//, ''));
+  const decode = (part: string, what: string) => {
+    try {
+      return decodeURIComponent(part);
+    } catch {
+      throw new ConfigError(`DATABASE_URL: the ${what} is not valid percent-encoding (write % as %25)`);
+    }
+  };
+  const database = decode(parsed.pathname.replace(/^\//, ''), 'database name');
   if (!database || database.includes('/')) {
     throw new ConfigError('DATABASE_URL must name one database, e.g. mysql://root@127.0.0.1:3306/records');
   }
   return {
     client: 'mysql',
-    host: parsed.hostname || '127.0.0.1',
+    // An IPv6 address comes bracketed in a URL ([::1]); the driver wants it bare.
+    host: parsed.hostname.replace(/^\[(.*)\]$/, '$1') || '127.0.0.1',
     port: parsed.port ? parseInteger('DATABASE_URL port', parsed.port, 1, 65535) : 3306,
-    user: decodeURIComponent(parsed.username || 'root'),
-    password: decodeURIComponent(parsed.password),
+    user: decode(parsed.username || 'root', 'user name'),
+    password: decode(parsed.password, 'password'),
     database,
   };
 }

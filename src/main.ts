@@ -1,4 +1,4 @@
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import { createApp } from './app';
 import { ConfigError, loadConfig } from './config';
 import { ensureMysqlDatabase, openDb } from './db/connection';
@@ -18,11 +18,13 @@ async function main(): Promise<void> {
     throw new ConfigError(`cannot prepare the database (${where}): ${(err as Error).message}`);
   });
   const app = await createApp({ db, bodyLimit: config.bodyLimit, fallbackHost: `${config.host}:${config.port}` });
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(config.port, config.host, () => resolve(s));
-    s.once('error', (err: NodeJS.ErrnoException) =>
+  // Not app.listen: express 5 hands a listen error to the callback, which would look like success.
+  const server: Server = createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
       reject(new ConfigError(err.code === 'EADDRINUSE' ? `port ${config.port} on ${config.host} is already in use` : err.message)),
     );
+    server.listen(config.port, config.host, resolve);
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

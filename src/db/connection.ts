@@ -12,11 +12,18 @@ function unicodeLower(value: unknown): unknown {
   return typeof value === 'string' ? value.toLowerCase() : value;
 }
 
+/**
+ * Knex prints some errors itself (to stdout, with stacks) before rejecting the query that met
+ * them; every one of them also reaches the caller, which reports it, so knex's own copy is muted.
+ */
+const quietLog = { warn() {}, error() {}, deprecate() {}, debug() {} };
+
 export function openDb(config: DatabaseConfig): Db {
   if (config.client === 'sqlite') {
     if (config.filename !== ':memory:') mkdirSync(dirname(config.filename), { recursive: true });
     return knex({
       client: 'better-sqlite3',
+      log: quietLog,
       connection: { filename: config.filename },
       useNullAsDefault: true,
       pool: {
@@ -38,6 +45,7 @@ export function openDb(config: DatabaseConfig): Db {
   }
   return knex({
     client: 'mysql2',
+    log: quietLog,
     connection: {
       host: config.host,
       port: config.port,
