@@ -6,7 +6,7 @@ import { classifyDbError } from './db/errors';
 import { operationHandlers } from './handlers';
 import { serviceHandlers } from './handlers/service';
 import { sendProblem } from './http/problem';
-import { specRoutes } from './http/routes';
+import { routeTable } from './http/routes';
 import { fieldErrors, malformedStrings, onlyPathErrors, operationParams } from './http/validation';
 import { loadSpec, readSpecText } from './spec';
 
@@ -27,7 +27,6 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   const specText = readSpecText();
   const spec = loadSpec(specText);
   const specJson = JSON.stringify(spec);
-  const routes = specRoutes(spec);
   const logError = options.logError ?? ((err) => console.error(err));
 
   const api = new OpenAPIBackend({
@@ -36,7 +35,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     validate: true,
     coerceTypes: true,
     ignoreTrailingSlashes: false,
-    ajvOpts: { allErrors: true },
+    ajvOpts: { allErrors: true, verbose: true },
     customizeAjv: (ajv) => {
       addFormats(ajv, { mode: 'full' });
       return ajv;
@@ -57,6 +56,16 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     },
   });
   await api.init();
+  const operations = api.router.getOperations();
+  const routes = routeTable(operations);
+  // openapi-backend rebuilds these on every request; the spec does not change while we run.
+  api.router.getOperations = () => operations;
+  api.router.matchOperation = ((req: { method: string; path: string }, strict?: boolean) => {
+    const found = routes.match(req.method.toUpperCase(), req.path);
+    if (found.kind === 'operation') return found.operation;
+    if (!strict) return undefined;
+    throw new Error(found.kind === 'method' ? '405-methodNotAllowed: no such method on this path' : '404-notFound: no route matches request');
+  }) as typeof api.router.matchOperation;
 
   const app = express();
   app.disable('x-powered-by');
@@ -103,8 +112,8 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
       const bad = malformedStrings(req.body);
       if (bad.length) return sendProblem(res, 400, 'Request validation failed', bad);
       const method = req.method === 'HEAD' ? 'GET' : req.method;
-      const operation = api.router.matchOperation({ method, path: req.path, headers: {} });
-      const params = operation ? operationParams(api, operation, req.path, req.query as Record<string, unknown>) : undefined;
+      const found = routes.match(method, req.path);
+      const params = found.kind === 'operation' ? operationParams(found.operation, found.params, req.query as Record<string, unknown>) : undefined;
       if (params?.loose === 'path') return sendProblem(res, 404, 'No record with this id');
       if (params?.loose.length) return sendProblem(res, 400, 'Request validation failed', params.loose);
       await api.handleRequest(

@@ -9,7 +9,8 @@ export type Filter =
 /** ANDs the filters onto the query; identifiers and values are always bound. */
 export function applyFilters(query: Knex.QueryBuilder, filters: readonly Filter[]): void {
   for (const f of filters) {
-    if (f.op === 'eq') query.where(f.column, f.value);
+    // MySQL's PAD SPACE collations find 'ann ' equal to 'ann'; equal lengths make it exact.
+    if (f.op === 'eq') query.where(f.column, f.value).whereRaw('LENGTH(??) = LENGTH(?)', [f.column, f.value]);
     else if (f.op === 'gte') query.where(f.column, '>=', f.value);
     else if (f.op === 'lte') query.where(f.column, '<=', f.value);
     else if (f.op === 'in') query.whereIn(f.column, f.value);

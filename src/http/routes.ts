@@ -1,26 +1,81 @@
-import type { OpenAPIV3 } from 'openapi-types';
+import type { Operation } from 'openapi-backend';
 
-const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+/** What a request path and method find in the spec. */
+export type RouteMatch =
+  | { kind: 'operation'; operation: Operation; params: Record<string, string> }
+  | { kind: 'method'; allowed: string[] }
+  | { kind: 'none' };
 
-export interface SpecRoutes {
-  /** Methods the spec gives the path (upper case, HEAD with GET), or undefined if no spec path matches. */
+export interface RouteTable {
+  match(method: string, path: string): RouteMatch;
+  /** Methods the spec gives the path (HEAD with GET), or undefined if no spec path matches. */
   allowed(path: string): string[] | undefined;
 }
 
-/** Matches request paths against the spec's path templates, for 308 and 405 answers. */
-export function specRoutes(spec: OpenAPIV3.Document): SpecRoutes {
-  const routes = Object.entries(spec.paths).map(([template, item]) => {
-    const pattern = template
-      .split(/\{[^}]+\}/)
-      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
-      .join('[^/]+');
-    const methods = METHODS.filter((m) => item?.[m]).map((m) => m.toUpperCase());
-    if (methods.includes('GET')) methods.splice(methods.indexOf('GET') + 1, 0, 'HEAD');
-    return { regex: new RegExp(`^${pattern}$`), methods };
-  });
+interface Route {
+  regex: RegExp;
+  names: string[];
+  byMethod: Map<string, Operation>;
+  allowed: string[];
+}
+
+/**
+ * The spec's paths compiled once. openapi-backend's own matcher rebuilds its operation list and
+ * a regular expression per path on every request, which profiling showed to be the largest
+ * cost of a simple GET; app.ts routes with this table instead.
+ */
+export function routeTable(operations: Operation[]): RouteTable {
+  const routes = new Map<string, Route>();
+  for (const op of operations) {
+    let route = routes.get(op.path);
+    if (!route) {
+      const names: string[] = [];
+      const pattern = op.path
+        .split(/\{([^}]+)\}/)
+        .map((part, i) => (i % 2 ? (names.push(part), '([^/]+)') : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
+        .join('');
+      route = { regex: new RegExp(`^${pattern}$`), names, byMethod: new Map(), allowed: [] };
+      routes.set(op.path, route);
+    }
+    route.byMethod.set(op.method.toUpperCase(), op);
+  }
+  // Literal paths before templates, as openapi-backend orders them; then HEAD goes with GET.
+  const ordered = [...routes.values()].sort((a, b) => a.names.length - b.names.length);
+  for (const r of ordered) {
+    r.allowed = [...r.byMethod.keys()];
+    if (r.byMethod.has('GET')) r.allowed.splice(r.allowed.indexOf('GET') + 1, 0, 'HEAD');
+  }
+
+  function find(path: string): { route: Route; values: string[] } | undefined {
+    for (const route of ordered) {
+      const m = route.regex.exec(path);
+      if (m) return { route, values: m.slice(1) };
+    }
+    return undefined;
+  }
+
   return {
+    match(method, path) {
+      const found = find(path);
+      if (!found) return { kind: 'none' };
+      const operation = found.route.byMethod.get(method === 'HEAD' ? 'GET' : method);
+      if (!operation) return { kind: 'method', allowed: found.route.allowed };
+      const params: Record<string, string> = {};
+      found.route.names.forEach((name, i) => {
+        params[name] = decodeURIComponentSafe(found.values[i]);
+      });
+      return { kind: 'operation', operation, params };
+    },
     allowed(path) {
-      return routes.find((r) => r.regex.test(path))?.methods;
+      return find(path)?.route.allowed;
     },
   };
+}
+
+function decodeURIComponentSafe(value: string): string {
+  try {
+    return decodeURIComponent(value);
+  } catch {
+    return value;
+  }
 }

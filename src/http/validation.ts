@@ -1,5 +1,5 @@
 import type { ErrorObject } from 'ajv';
-import type { OpenAPIBackend, Operation } from 'openapi-backend';
+import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import type { FieldError } from './problem';
 
@@ -37,9 +37,17 @@ function fieldError(e: ErrorObject): FieldError {
   if (e.keyword === 'additionalProperties') {
     return { field: [...rest, String(params.additionalProperty)].join('.'), message: 'is not a field of this resource' };
   }
-  const field = rest.length ? rest.join('.') : where === 'requestBody' || !where ? 'body' : where;
+  // A parameter is named as such (`ordering`, not `ordering.0` for its first item); a body field
+  // by its path.
+  const inBody = where === 'requestBody' || !where;
+  // openapi-backend lower-cases header names; a client knows them as the spec writes them.
+  const param = where === 'header' && rest[0] ? rest[0].replace(/(^|-)([a-z])/g, (_m, dash, c) => dash + c.toUpperCase()) : rest[0];
+  const field = inBody ? rest.join('.') || 'body' : param ?? where;
   let message = e.message ?? 'is invalid';
-  if (e.keyword === 'enum') message += `: ${(params.allowedValues as unknown[]).join(', ')}`;
+  if (e.keyword === 'enum') {
+    // ajv's `data` (verbose mode) is the offending value: name it, as a user would look for it.
+    message = `${JSON.stringify(e.data)} is not one of: ${(params.allowedValues as unknown[]).join(', ')}`;
+  }
   return { field, message };
 }
 
@@ -75,12 +83,10 @@ const INTEGER = /^-?[0-9]+$/;
  * path parameter is `'path'` (the contract's 404) and loose query parameters are listed.
  */
 export function operationParams(
-  api: OpenAPIBackend,
   operation: Operation,
-  path: string,
+  params: Record<string, string>,
   query: Record<string, unknown>,
 ): { query: Record<string, string | string[]>; loose: FieldError[] | 'path' } {
-  const { params } = api.router.parseRequest({ method: operation.method, path, headers: {} }, operation);
   const declared: Record<string, string | string[]> = {};
   const loose: FieldError[] = [];
   for (const p of (operation.parameters ?? []) as OpenAPIV3.ParameterObject[]) {
