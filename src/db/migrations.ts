@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
+import { randomBytes } from 'node:crypto';
 import { type Db, isMysql } from './connection';
+import { COUNT_SLOTS } from './counts';
 
 type Migration = { up(db: Knex): Promise<void>; down(db: Knex): Promise<void> };
 
@@ -104,6 +106,35 @@ migrations['20261122_002_versions_and_idempotency'] = {
         t.dropColumn('version');
       });
     }
+  },
+};
+
+migrations['20261122_003_counts_and_secrets'] = {
+  async up(db) {
+    // Row counts kept by the writes themselves, so that an unfiltered list does not pay a
+    // COUNT(*) over the whole table. Spread over slots so that concurrent creates rarely wait
+    // on one another's counter row.
+    await db.schema.createTable('record_counts', (t) => {
+      t.string('table_name', 20).notNullable();
+      t.integer('slot').notNullable();
+      t.bigInteger('n').notNullable();
+      t.primary(['table_name', 'slot']);
+    });
+    for (const table of RECORD_TABLES) {
+      const [{ n }] = await db(table).count({ n: '*' });
+      const rows = Array.from({ length: COUNT_SLOTS }, (_, slot) => ({ table_name: table, slot, n: slot === 0 ? Number(n) : 0 }));
+      await db('record_counts').insert(rows);
+    }
+    // Secrets that every instance on this database shares, made once (cursor signatures).
+    await db.schema.createTable('service_secrets', (t) => {
+      t.string('name', 50).primary();
+      t.string('value', 128).notNullable();
+    });
+    await db('service_secrets').insert({ name: 'cursor', value: randomBytes(32).toString('hex') });
+  },
+  async down(db) {
+    await db.schema.dropTableIfExists('service_secrets');
+    await db.schema.dropTableIfExists('record_counts');
   },
 };
 

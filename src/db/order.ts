@@ -5,6 +5,8 @@ export interface OrderKey {
   column: string;
   desc: boolean;
   rank?: readonly string[];
+  /** The column may hold NULL (sorted as the smallest value). */
+  nullable?: boolean;
 }
 
 /** Newest first, the contract's default. */
@@ -13,10 +15,9 @@ export const DEFAULT_ORDER: readonly OrderKey[] = [
   { column: 'id', desc: true },
 ];
 
-/** Orders by the keys, then by id (in the last key's direction) so that every order is total. */
+/** Orders by the keys; the caller ends them with a unique key (id) so that the order is total. */
 export function applyOrder(query: Knex.QueryBuilder, keys: readonly OrderKey[]): void {
-  const all = keys.some((k) => k.column === 'id') ? keys : [...keys, { column: 'id', desc: keys.at(-1)?.desc ?? true }];
-  for (const key of all) {
+  for (const key of keys) {
     const direction = key.desc ? 'DESC' : 'ASC';
     if (key.rank) {
       const cases = key.rank.map(() => 'WHEN ? THEN ?').join(' ');

@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import type { Db } from './connection';
+import { bumpCount, countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
+import { applyAfter, reversed } from './keyset';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
 
@@ -22,6 +24,9 @@ export interface ListRequest {
   pageSize: number;
 }
 
+/** From this offset on, a page is read as ids first (see listRecords). */
+const DEFERRED_JOIN_OFFSET = 100;
+
 export type ListResult = { count: number; rows: Row[] } | { count: number; pastEnd: true };
 
 /** The list pipeline's database steps: filter, order, paginate (serializing is the caller's). */
@@ -30,14 +35,56 @@ export async function listRecords(db: Db, spec: TableSpec, request: ListRequest)
   if (request.terms.length) applySearch(filtered, spec.searchFields, request.terms, await foldCollation(db));
   applyFilters(filtered, request.filters);
 
-  const [{ n }] = await filtered.clone().count({ n: '*' });
-  const count = Number(n);
+  const count = request.terms.length || request.filters.length ? await countRows(filtered) : await countAll(db, spec.table);
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
 
   applyOrder(filtered, request.order);
-  const rows = await filtered.select('*').limit(request.pageSize).offset(offset);
+  if (offset < DEFERRED_JOIN_OFFSET) return { count, rows: await filtered.select('*').limit(request.pageSize).offset(offset) };
+  // Deep pages: skip over ids only (an index-only scan for the default order), then fetch the
+  // page's rows by primary key. Skipping whole rows made MySQL scan and sort the table.
+  const ids: (number | string)[] = await filtered.limit(request.pageSize).offset(offset).pluck('id');
+  const rows: Row[] = ids.length ? await db(spec.table).whereIn('id', ids) : [];
+  const position = new Map(ids.map((id, i) => [Number(id), i]));
+  rows.sort((a, b) => position.get(Number(a.id))! - position.get(Number(b.id))!);
   return { count, rows };
+}
+
+async function countRows(query: Knex.QueryBuilder): Promise<number> {
+  const [{ n }] = await query.clone().count({ n: '*' });
+  return Number(n);
+}
+
+/** Runs `work` in the caller's transaction, or in a new one. */
+function inTransaction<T>(db: Queryable, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  return (db as Knex.Transaction).isTransaction ? work(db as Knex.Transaction) : db.transaction(work);
+}
+
+export interface SeekRequest {
+  terms: readonly string[];
+  filters: readonly Filter[];
+  /** The order, ending with a unique key. */
+  order: readonly OrderKey[];
+  /** Values of the order's keys in the boundary row; rows strictly beyond it are returned. */
+  after?: readonly unknown[];
+  /** Walk the order backwards from the boundary (for a "previous" page). */
+  backward: boolean;
+  limit: number;
+}
+
+/**
+ * Cursor pagination's query: filter, then seek past the boundary with an index-friendly
+ * condition instead of an OFFSET. Rows come in the order's direction even when walking back.
+ */
+export async function seekRecords(db: Db, spec: TableSpec, request: SeekRequest): Promise<Row[]> {
+  const query = db(spec.table);
+  if (request.terms.length) applySearch(query, spec.searchFields, request.terms, await foldCollation(db));
+  applyFilters(query, request.filters);
+  const order = request.backward ? reversed(request.order) : request.order;
+  if (request.after) applyAfter(query, order, request.after as Knex.Value[]);
+  applyOrder(query, order);
+  const rows: Row[] = await query.select('*').limit(request.limit);
+  return request.backward ? rows.reverse() : rows;
 }
 
 export async function findRecord(db: Queryable, table: string, id: number): Promise<Row | undefined> {
@@ -45,10 +92,13 @@ export async function findRecord(db: Queryable, table: string, id: number): Prom
 }
 
 export async function insertRecord(db: Queryable, table: string, values: Values): Promise<Row> {
-  const [id] = await db(table).insert(values);
-  const row = await findRecord(db, table, Number(id));
-  if (!row) throw new Error(`inserted ${table} row ${id} was not found`);
-  return row;
+  return inTransaction(db, async (trx) => {
+    const [id] = await trx(table).insert(values);
+    await bumpCount(trx, table, 1);
+    const row = await findRecord(trx, table, Number(id));
+    if (!row) throw new Error(`inserted ${table} row ${id} was not found`);
+    return row;
+  });
 }
 
 /**
@@ -72,7 +122,11 @@ export async function updateRecord(
 }
 
 export async function deleteRecord(db: Queryable, table: string, id: number, condition: VersionCondition = {}): Promise<boolean> {
-  const query = db(table).where({ id });
-  if (condition.versions) query.whereIn('version', [...condition.versions]);
-  return (await query.delete()) > 0;
+  return inTransaction(db, async (trx) => {
+    const query = trx(table).where({ id });
+    if (condition.versions) query.whereIn('version', [...condition.versions]);
+    const deleted = await query.delete();
+    if (deleted) await bumpCount(trx, table, -deleted);
+    return deleted > 0;
+  });
 }

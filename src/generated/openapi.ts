@@ -470,10 +470,10 @@ export interface components {
         /** @description The part of a page that every collection shares. */
         PageEnvelope: {
             /**
-             * @description Records matching the query across all pages.
+             * @description Records matching the query across all pages; null in cursor mode.
              * @example 23
              */
-            count: number;
+            count: number | null;
             /**
              * Format: uri
              * @description The next page's absolute URL, or null on the last page.
@@ -979,6 +979,14 @@ export interface components {
         id: components["schemas"]["Id"];
         /** @description The page to return, 1-based. A page past the last one is 404. */
         page: number;
+        /**
+         * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+         *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+         *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+         *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+         *     combining it with `page` is a 400 too.
+         */
+        cursor: string;
         /** @description Records per page, at most 10 (posts are served 10 a page unless asked for fewer). */
         page_size_10: number;
         /** @description Records per page, at most 100. */
@@ -1106,6 +1114,14 @@ export interface operations {
             query?: {
                 /** @description The page to return, 1-based. A page past the last one is 404. */
                 page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too.
+                 */
+                cursor?: components["parameters"]["cursor"];
                 /** @description Records per page, at most 10 (posts are served 10 a page unless asked for fewer). */
                 page_size?: components["parameters"]["page_size_10"];
                 /**
@@ -1337,6 +1353,14 @@ export interface operations {
             query?: {
                 /** @description The page to return, 1-based. A page past the last one is 404. */
                 page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too.
+                 */
+                cursor?: components["parameters"]["cursor"];
                 /** @description Records per page, at most 100. */
                 page_size?: components["parameters"]["page_size_100"];
                 /**
@@ -1572,6 +1596,14 @@ export interface operations {
             query?: {
                 /** @description The page to return, 1-based. A page past the last one is 404. */
                 page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too.
+                 */
+                cursor?: components["parameters"]["cursor"];
                 /** @description Records per page, at most 100. */
                 page_size?: components["parameters"]["page_size_100"];
                 /**
@@ -1811,6 +1843,14 @@ export interface operations {
             query?: {
                 /** @description The page to return, 1-based. A page past the last one is 404. */
                 page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too.
+                 */
+                cursor?: components["parameters"]["cursor"];
                 /** @description Records per page, at most 100. */
                 page_size?: components["parameters"]["page_size_100"];
                 /**
@@ -2042,6 +2082,14 @@ export interface operations {
             query?: {
                 /** @description The page to return, 1-based. A page past the last one is 404. */
                 page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too.
+                 */
+                cursor?: components["parameters"]["cursor"];
                 /** @description Records per page, at most 100. */
                 page_size?: components["parameters"]["page_size_100"];
                 /**

@@ -8,26 +8,42 @@ import type { FieldError } from '../http/problem';
 /** The list query as validated against the spec (openapi-backend has parsed and coerced it). */
 export type ListQuery = Record<string, string | number | boolean | string[] | undefined>;
 
-/** Enum order of ranked fields, from the spec's write schema: the rank that `ordering` sorts by. */
-export function ranks(spec: OpenAPIV3.Document, c: Collection): Record<string, readonly string[]> {
+/** What sorting needs to know of the fields, read from the spec's write schema. */
+export interface SortInfo {
+  /** Enum order of ranked fields: the rank that `ordering` sorts by. */
+  rank: Record<string, readonly string[]>;
+  /** Fields that may be null. */
+  nullable: ReadonlySet<string>;
+}
+
+export function sortInfo(spec: OpenAPIV3.Document, c: Collection): SortInfo {
   const props = (spec.components?.schemas?.[`${c.resource}Write`] as OpenAPIV3.SchemaObject).properties ?? {};
-  return Object.fromEntries(
-    (c.rankedFields ?? []).map((f) => [f, ((props[f] as OpenAPIV3.SchemaObject).enum ?? []) as string[]]),
-  );
+  const schema = (f: string) => props[f] as OpenAPIV3.SchemaObject;
+  return {
+    rank: Object.fromEntries((c.rankedFields ?? []).map((f) => [f, (schema(f).enum ?? []) as string[]])),
+    nullable: new Set(Object.keys(props).filter((f) => schema(f).nullable)),
+  };
 }
 
 export function searchTerms(query: ListQuery): string[] {
   return parseSearch(typeof query.search === 'string' ? query.search : '');
 }
 
-/** `?ordering=-price,name` as sort keys; the spec has already checked every field name. */
-export function orderKeys(query: ListQuery, rank: Record<string, readonly string[]>): readonly OrderKey[] {
+/**
+ * `?ordering=-price,name` as sort keys (the spec has checked every field name), completed with
+ * `id` in the last key's direction so that the order is total and pages are stable.
+ */
+export function orderKeys(query: ListQuery, info: SortInfo): OrderKey[] {
   const ordering = query.ordering as string[] | undefined;
-  if (!ordering?.length) return DEFAULT_ORDER;
-  return ordering.map((key) => {
+  if (!ordering?.length) return [...DEFAULT_ORDER];
+  const keys: OrderKey[] = [];
+  for (const key of ordering) {
     const column = key.replace(/^-/, '');
-    return { column, desc: key.startsWith('-'), rank: rank[column] };
-  });
+    if (keys.some((k) => k.column === column)) continue;
+    keys.push({ column, desc: key.startsWith('-'), rank: info.rank[column], nullable: info.nullable.has(column) });
+    if (column === 'id') return keys;
+  }
+  return [...keys, { column: 'id', desc: keys[keys.length - 1].desc }];
 }
 
 /** The collection's filters that the request sets, or the 400 entries for ranges given upside down. */

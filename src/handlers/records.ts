@@ -3,12 +3,14 @@ import type { Context } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import type { Collection, PageOf, RecordOf, ResourceName, Verb } from '../collections';
 import type { Db } from '../db/connection';
-import { deleteRecord, findRecord, listRecords, updateRecord, type Row, type Values } from '../db/records';
+import { deleteRecord, findRecord, listRecords, seekRecords, type SeekRequest, updateRecord, type Row, type Values } from '../db/records';
+import { getSecret } from '../db/secrets';
 import { etag, ifMatchVersions, ifNoneMatchHits } from '../http/conditional';
 import { pageUrl } from '../http/links';
 import { sendProblem } from '../http/problem';
 import { createIdempotently } from './idempotency';
-import { filters, type ListQuery, orderKeys, ranks, searchTerms } from './list-query';
+import { boundary, decodeCursor, encodeCursor, fingerprint } from './cursor';
+import { filters, type ListQuery, orderKeys, searchTerms, sortInfo } from './list-query';
 
 export type Handler = (c: Context, req: Request, res: Response) => Promise<void>;
 
@@ -58,7 +60,10 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
   const { db } = deps;
   const fields = writeFields(deps.spec, c.resource);
   const decimals = new Set<string>(c.decimalFields);
-  const rank = ranks(deps.spec, c);
+  const sorting = sortInfo(deps.spec, c);
+  /** What a cursor is bound to: changing any of these makes old cursors invalid. */
+  const cursorBound = ['ordering', 'search', ...Object.keys(c.filters ?? {})];
+  const table = { table: c.name, searchFields: c.searchFields };
   const noun = c.resource.toLowerCase();
 
   function serialize(row: Row): RecordOf<ResourceName> {
@@ -89,6 +94,42 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
     sendProblem(res, 404, `No ${noun} with id ${id}`);
   }
 
+  /**
+   * Cursor mode: a keyset query from the cursor's boundary row, one row more than the page to
+   * learn whether another page follows in the direction of travel. `count` is not computed.
+   */
+  async function listByCursor(req: Request, res: Response, query: ListQuery, base: Omit<SeekRequest, 'after' | 'backward' | 'limit'>, pageSize: number) {
+    if (query.page !== undefined) {
+      return sendProblem(res, 400, 'Request validation failed', [{ field: 'cursor', message: 'cannot be combined with page' }]);
+    }
+    const secret = await getSecret(db, 'cursor');
+    const print = fingerprint(query, cursorBound);
+    let after: unknown[] | undefined;
+    let backward = false;
+    if (query.cursor !== '') {
+      const decoded = decodeCursor(secret, String(query.cursor), base.order, print);
+      if (!decoded.ok) return sendProblem(res, 400, 'Request validation failed', [{ field: 'cursor', message: decoded.message }]);
+      ({ after, backward } = decoded);
+    }
+    const rows = await seekRecords(db, table, { ...base, after, backward, limit: pageSize + 1 });
+    const more = rows.length > pageSize;
+    const page = backward ? rows.slice(rows.length - Math.min(rows.length, pageSize)) : rows.slice(0, pageSize);
+    // Walking forward, the boundary lies behind; walking back, ahead: that side always has a page.
+    const hasNext = backward ? after !== undefined : more;
+    const hasPrevious = backward ? more : after !== undefined;
+    const link = (direction: 'n' | 'p', values: unknown[]) =>
+      pageUrl(req, 'cursor', encodeCursor(secret, direction, values, print), deps.fallbackHost);
+    const first = page.length ? boundary(page[0], base.order) : after;
+    const last = page.length ? boundary(page[page.length - 1], base.order) : after;
+    const body = {
+      count: null,
+      next: hasNext && last ? link('n', last) : null,
+      previous: hasPrevious && first ? link('p', first) : null,
+      results: page.map(serialize),
+    } as PageOf<ResourceName>;
+    res.json(body);
+  }
+
   const condition = (req: Request) => {
     const header = req.get('if-match');
     return header === undefined ? {} : { versions: ifMatchVersions(header) };
@@ -97,25 +138,22 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
   return {
     async list(ctx, req, res) {
       const query = ctx.request.query as ListQuery;
-      const page = (query.page as number | undefined) ?? 1;
       const pageSize = (query.page_size as number | undefined) ?? parameterDefault(ctx.operation, 'page_size');
       const filtering = filters(c, query);
       if (filtering.errors.length) return sendProblem(res, 400, 'Request validation failed', filtering.errors);
-      const result = await listRecords(db, { table: c.name, searchFields: c.searchFields }, {
-        terms: searchTerms(query),
-        filters: filtering.filters,
-        order: orderKeys(query, rank),
-        page,
-        pageSize,
-      });
+      const base = { terms: searchTerms(query), filters: filtering.filters, order: orderKeys(query, sorting) };
+      if (query.cursor !== undefined) return listByCursor(req, res, query, base, pageSize);
+
+      const page = (query.page as number | undefined) ?? 1;
+      const result = await listRecords(db, table, { ...base, page, pageSize });
       if ('pastEnd' in result) {
         const last = Math.max(1, Math.ceil(result.count / pageSize));
         return sendProblem(res, 404, `Page ${page} is past the last page (${last})`);
       }
       const body = {
         count: result.count,
-        next: page * pageSize < result.count ? pageUrl(req, page + 1, deps.fallbackHost) : null,
-        previous: page > 1 ? pageUrl(req, page - 1, deps.fallbackHost) : null,
+        next: page * pageSize < result.count ? pageUrl(req, 'page', page + 1, deps.fallbackHost) : null,
+        previous: page > 1 ? pageUrl(req, 'page', page - 1, deps.fallbackHost) : null,
         results: result.rows.map(serialize),
       } as PageOf<ResourceName>;
       res.json(body);

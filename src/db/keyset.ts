@@ -1,0 +1,69 @@
+import type { Knex } from 'knex';
+import type { OrderKey } from './order';
+
+/**
+ * Keyset ("seek") conditions: the rows strictly after a boundary row in an order, so that any
+ * page costs the same however deep it is. NULL sorts as the smallest value, as both MySQL and
+ * SQLite sort it (first ascending, last descending).
+ */
+
+/** The key's SQL expression: its column, or a ranked column's position in its enum. */
+function expression(key: OrderKey): { sql: string; bindings: Knex.Value[] } {
+  if (!key.rank) return { sql: '??', bindings: [key.column] };
+  return {
+    sql: `CASE ?? ${key.rank.map(() => 'WHEN ? THEN ?').join(' ')} END`,
+    bindings: [key.column, ...key.rank.flatMap((v, i) => [v, i])],
+  };
+}
+
+function keyValue(key: OrderKey, value: Knex.Value): Knex.Value {
+  return key.rank && value !== null ? key.rank.indexOf(String(value)) : value;
+}
+
+function equal(q: Knex.QueryBuilder, key: OrderKey, value: Knex.Value): void {
+  const e = expression(key);
+  const v = keyValue(key, value);
+  if (v === null) q.whereRaw(`${e.sql} IS NULL`, e.bindings);
+  else q.whereRaw(`${e.sql} = ?`, [...e.bindings, v]);
+}
+
+function after(q: Knex.QueryBuilder, key: OrderKey, value: Knex.Value): void {
+  const e = expression(key);
+  const v = keyValue(key, value);
+  if (!key.desc) {
+    if (v === null) q.whereRaw(`${e.sql} IS NOT NULL`, e.bindings);
+    else q.whereRaw(`${e.sql} > ?`, [...e.bindings, v]);
+  } else if (v === null) {
+    q.whereRaw('1 = 0');
+  } else {
+    q.whereRaw(`(${e.sql} < ? OR ${e.sql} IS NULL)`, [...e.bindings, v, ...e.bindings]);
+  }
+}
+
+/** Keys with their direction flipped: for walking backwards. */
+export function reversed(keys: readonly OrderKey[]): OrderKey[] {
+  return keys.map((k) => ({ ...k, desc: !k.desc }));
+}
+
+/**
+ * Restricts the query to rows after `values` (one per key, the last key unique) in the keys'
+ * order: (k1 > v1) OR (k1 = v1 AND k2 > v2) OR ... Plain NOT NULL columns all in one direction
+ * use a row comparison instead, which the databases turn into one index range.
+ */
+export function applyAfter(query: Knex.QueryBuilder, keys: readonly OrderKey[], values: readonly Knex.Value[]): void {
+  const simple = keys.every((k) => !k.rank && !k.nullable && k.desc === keys[0].desc);
+  if (simple) {
+    const columns = keys.map(() => '??').join(', ');
+    const marks = keys.map(() => '?').join(', ');
+    query.whereRaw(`(${columns}) ${keys[0].desc ? '<' : '>'} (${marks})`, [...keys.map((k) => k.column), ...values]);
+    return;
+  }
+  query.where((outer) => {
+    keys.forEach((key, i) => {
+      outer.orWhere((inner) => {
+        for (let j = 0; j < i; j++) equal(inner, keys[j], values[j]);
+        after(inner, key, values[i]);
+      });
+    });
+  });
+}
