@@ -4,7 +4,7 @@
 // Linux only (/proc); elsewhere it reports nothing.
 import { readdirSync, readFileSync } from 'node:fs';
 
-const TICKS_PER_SECOND = 100;
+export const TICKS_PER_SECOND = 100;
 
 function busyTicks(): number | undefined {
   try {
@@ -15,7 +15,8 @@ function busyTicks(): number | undefined {
   }
 }
 
-function processTicks(pid: number): number {
+/** CPU time (user + system) a process has used so far, in clock ticks (0 when unknown). */
+export function processTicks(pid: number): number {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');

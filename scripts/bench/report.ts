@@ -39,6 +39,7 @@ const int = (n: number) => Math.round(n).toLocaleString('en');
 const ms = (n: number) => (n < 10 ? n.toFixed(1) : int(n));
 const failed = (m: Measurement) =>
   `${m.shed ? ` (+${int(m.shed)}×503)` : ''}${m.failures ? ` ⚠ ${int(m.failures)} failed` : ''}${m.requests ? '' : ' ⚠ no response'}`;
+const cpuCost = (m: Measurement) => (m.cpuMsPerRequest === undefined ? '?' : m.cpuMsPerRequest.toFixed(2));
 const other = (s: { service: Measurement; baseline: Measurement }) =>
   [s.service, s.baseline].map((m) => (m.foreignCores === undefined ? '?' : m.foreignCores.toFixed(1))).join(' / ');
 
@@ -55,15 +56,16 @@ export function renderReport(r: Report): string {
     `Machine: ${r.machine}.`,
     ...(r.seeded.length ? ['', `Seeded in this run: ${r.seeded.join('; ')}.`] : []),
     '',
-    '| scenario | request | service req/s | p50 ms | p99 ms | baseline req/s | p50 ms | p99 ms | service ÷ baseline | target ≥ 0.7 | other load |',
-    '|---|---|--:|--:|--:|--:|--:|--:|--:|:-:|--:|',
+    '| scenario | request | service req/s | p50 ms | p99 ms | baseline req/s | p50 ms | p99 ms | service ÷ baseline | target ≥ 0.7 | server CPU ms/req | other load |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|:-:|--:|--:|',
     ...r.scenarios.map((s) =>
       `| ${s.title} | \`${s.shown}\` | ${int(s.service.requestsPerSecond)}${failed(s.service)} | ${ms(s.service.p50)} | ${ms(s.service.p99)} | ` +
         `${int(s.baseline.requestsPerSecond)}${failed(s.baseline)} | ${ms(s.baseline.p50)} | ${ms(s.baseline.p99)} | ` +
-        `${ratio(s).toFixed(2)} | ${ratio(s) >= THROUGHPUT_TARGET ? 'met' : 'missed'} | ${other(s)} |`),
+        `${ratio(s).toFixed(2)} | ${ratio(s) >= THROUGHPUT_TARGET ? 'met' : 'missed'} | ${cpuCost(s.service)} / ${cpuCost(s.baseline)} | ${other(s)} |`),
     '',
     'req/s counts successful responses; p50 and p99 are their latencies. (+N×503): requests the service turned away ' +
-      'when no database connection came free within its 2 s limit. Other load: cores kept busy by programs other than ' +
+      'when no database connection came free within its 2 s limit. Server CPU: CPU time of the service / baseline process ' +
+      'per response, which other programs on the machine barely change. Other load: cores kept busy by programs other than ' +
       'the two servers, the load generator and the database, during the service / baseline measurement (this machine is shared).',
   ];
   if (r.scale.length >= 2) {

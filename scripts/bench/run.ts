@@ -32,10 +32,11 @@ async function drive(server: RunningServer, request: Parameters<typeof measure>[
     await measure(server.url, request, options.warmup, options.connections);
   }
   await waitForQuiet(database.db);
-  const m = await measure(server.url, request, options.duration, options.connections, cpu);
+  const m = await measure(server.url, request, options.duration, options.connections, cpu, server.pid);
   const codes = Object.entries(m.statusCodes).map(([c, n]) => `${n}×${c}`).join(' ');
   const other = m.foreignCores === undefined ? '' : `, other programs ${m.foreignCores.toFixed(2)} cores`;
-  console.log(`  ${server.name.padEnd(8)} ${Math.round(m.requestsPerSecond).toString().padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms  (${codes || 'no responses'}${other})`);
+  const cpuCost = m.cpuMsPerRequest === undefined ? '' : `  ${m.cpuMsPerRequest.toFixed(2)} CPU ms/req`;
+  console.log(`  ${server.name.padEnd(8)} ${Math.round(m.requestsPerSecond).toString().padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms${cpuCost}  (${codes || 'no responses'}${other})`);
   return m;
 }
 

@@ -1,5 +1,6 @@
 // The scenarios, and one autocannon run of a scenario against one server.
 import autocannon from 'autocannon';
+import { processTicks, TICKS_PER_SECOND } from './cpu';
 
 export interface ScenarioContext {
   /** Seeded posts: ids 1..rows. */
@@ -93,6 +94,8 @@ export interface Measurement {
   statusCodes: Record<string, number>;
   /** Cores that programs other than the servers, the load generator and the database kept busy. */
   foreignCores?: number;
+  /** CPU time the server process spent per response, ms: what its code costs, whatever the load. */
+  cpuMsPerRequest?: number;
 }
 
 /** Slow scenarios (a deep page, a search) queue behind a busy database; wait, do not drop. */
@@ -104,8 +107,10 @@ export async function measure(
   seconds: number,
   connections: number,
   cpu: () => () => number | undefined = () => () => undefined,
+  serverPid?: number,
 ): Promise<Measurement> {
   const foreign = cpu();
+  const ticks = serverPid ? processTicks(serverPid) : 0;
   const result = await autocannon({ url, connections, duration: seconds, timeout: REQUEST_TIMEOUT_S, requests: [request] });
   const statusCodes = Object.fromEntries(
     Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, (s as { count: number }).count]),
@@ -121,5 +126,6 @@ export async function measure(
     failures: result.non2xx - shed + result.errors,
     statusCodes,
     foreignCores: foreign(),
+    cpuMsPerRequest: serverPid && result.requests.total ? ((processTicks(serverPid) - ticks) * (1000 / TICKS_PER_SECOND)) / result.requests.total : undefined,
   };
 }
