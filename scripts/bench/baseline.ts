@@ -1,0 +1,163 @@
+// The benchmark's baseline: the same URLs, the same SQL and the same JSON as the service, on
+// bare express and mysql2, with no spec routing and no validation. What the service costs on
+// top of this is what its layers cost. It trusts its input: it is for benchmarks only.
+import express, { type Request, type Response } from 'express';
+import { createPool, type Pool, type RowDataPacket, type ResultSetHeader } from 'mysql2';
+
+const SEARCH_FIELDS: Record<string, string[]> = {
+  posts: ['title', 'content'],
+  products: ['name', 'description'],
+  books: ['title', 'author'],
+  users: ['username', 'email'],
+  tasks: ['title', 'description'],
+};
+const FOLD_COLLATIONS = ['utf8mb4_uca1400_as_cs', 'utf8mb4_0900_as_cs'];
+
+const url = new URL(process.env.DATABASE_URL ?? '');
+const pool: Pool = createPool({
+  host: url.hostname,
+  port: Number(url.port || 3306),
+  user: decodeURIComponent(url.username || 'root'),
+  password: decodeURIComponent(url.password),
+  database: decodeURIComponent(url.pathname.slice(1)),
+  charset: 'utf8mb4',
+  timezone: 'Z',
+  dateStrings: true,
+  supportBigNumbers: true,
+  // The service's Knex pool holds at most 10 connections; so does this one.
+  connectionLimit: 10,
+});
+pool.on('connection', (conn) => {
+  conn.query(
+    "SET SESSION time_zone = '+00:00', sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
+  );
+});
+const db = pool.promise();
+
+type Row = RowDataPacket & { id: number | string; created_at: string; updated_at: string };
+
+function serialize(row: Row): Record<string, unknown> {
+  return {
+    ...row,
+    id: Number(row.id),
+    created_at: `${row.created_at.replace(' ', 'T')}Z`,
+    updated_at: `${row.updated_at.replace(' ', 'T')}Z`,
+  };
+}
+
+function problem(res: Response, status: number, detail: string): void {
+  res.status(status).type('application/problem+json').send(JSON.stringify({ type: 'about:blank', title: 'Not Found', status, detail }));
+}
+
+function pageUrl(req: Request, page: number): string {
+  const q = req.originalUrl.indexOf('?');
+  const params = new URLSearchParams(q === -1 ? '' : req.originalUrl.slice(q + 1));
+  params.set('page', String(page));
+  return `${req.protocol}://${req.get('host')}${q === -1 ? req.originalUrl : req.originalUrl.slice(0, q)}?${params}`;
+}
+
+function nowStamp(): string {
+  return new Date().toISOString().replace('T', ' ').replace('Z', '');
+}
+
+async function findRow(table: string, id: number): Promise<Row | undefined> {
+  const [rows] = await db.query<Row[]>('select * from ?? where `id` = ? limit 1', [table, id]);
+  return rows[0];
+}
+
+async function main(): Promise<void> {
+  let collation: string | undefined;
+  for (const name of FOLD_COLLATIONS) {
+    try {
+      await db.query(`SELECT _utf8mb4'a' COLLATE ${name} AS a`);
+      collation = name;
+      break;
+    } catch {
+      // not on this server; try the next one
+    }
+  }
+  const fold = collation ? `LOWER(?? COLLATE ${collation}) COLLATE utf8mb4_bin` : 'LOWER(??)';
+  const term = collation ? `LOWER(? COLLATE ${collation}) COLLATE utf8mb4_bin` : 'LOWER(?)';
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  const tables = Object.keys(SEARCH_FIELDS);
+  const table = (req: Request) => (tables.includes(String(req.params.collection)) ? String(req.params.collection) : undefined);
+
+  app.get('/api/:collection/', async (req, res) => {
+    const name = table(req);
+    if (!name) return problem(res, 404, 'Nothing here');
+    const page = Number(req.query.page ?? 1);
+    const pageSize = Number(req.query.page_size ?? 10);
+    const terms = String(req.query.search ?? '').split(/[\s,]+/).filter(Boolean);
+    // The same WHERE clause the service's Knex builds: every term in some search field.
+    const where = terms.map(() => `(${SEARCH_FIELDS[name].map(() => `INSTR(${fold}, ${term}) > 0`).join(' or ')})`).join(' and ');
+    const bindings = terms.flatMap((t) => SEARCH_FIELDS[name].flatMap((f) => [f, t]));
+    const filter = where ? ` where ${where}` : '';
+    const [[{ n }]] = await db.query<RowDataPacket[]>(`select count(*) as \`n\` from ??${filter}`, [name, ...bindings]);
+    const count = Number(n);
+    const offset = (page - 1) * pageSize;
+    if (page > 1 && offset >= count) return problem(res, 404, `Page ${page} is past the last page`);
+    const [rows] = await db.query<Row[]>(
+      `select * from ??${filter} order by \`created_at\` desc, \`id\` desc limit ? offset ?`,
+      [name, ...bindings, pageSize, offset],
+    );
+    res.json({
+      count,
+      next: page * pageSize < count ? pageUrl(req, page + 1) : null,
+      previous: page > 1 ? pageUrl(req, page - 1) : null,
+      results: rows.map(serialize),
+    });
+  });
+
+  app.get('/api/:collection/:id/', async (req, res) => {
+    const name = table(req);
+    const row = name && (await findRow(name, Number(req.params.id)));
+    if (!row) return problem(res, 404, 'No record with this id');
+    res.json(serialize(row));
+  });
+
+  app.post('/api/:collection/', express.json(), async (req, res) => {
+    const name = table(req);
+    if (!name) return problem(res, 404, 'Nothing here');
+    const stamp = nowStamp();
+    const values: Record<string, unknown> = { ...req.body, created_at: stamp, updated_at: stamp };
+    const columns = Object.keys(values).sort();
+    const [result] = await db.query<ResultSetHeader>(
+      `insert into ?? (${columns.map(() => '??').join(', ')}) values (${columns.map(() => '?').join(', ')})`,
+      [name, ...columns, ...columns.map((c) => values[c])],
+    );
+    const row = await findRow(name, result.insertId);
+    res.status(201).location(`/api/${name}/${result.insertId}/`).json(serialize(row!));
+  });
+
+  app.patch('/api/:collection/:id/', express.json(), async (req, res) => {
+    const name = table(req);
+    if (!name) return problem(res, 404, 'Nothing here');
+    const values: Record<string, unknown> = { ...req.body, updated_at: nowStamp() };
+    const columns = Object.keys(values);
+    const [result] = await db.query<ResultSetHeader>(
+      `update ?? set ${columns.map(() => '?? = ?').join(', ')} where \`id\` = ?`,
+      [name, ...columns.flatMap((c) => [c, values[c]]), Number(req.params.id)],
+    );
+    const row = result.affectedRows ? await findRow(name, Number(req.params.id)) : undefined;
+    if (!row) return problem(res, 404, 'No record with this id');
+    res.json(serialize(row));
+  });
+
+  const host = process.env.HOST || '127.0.0.1';
+  const server = app.listen(Number(process.env.PORT ?? 0), host, () => {
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    console.log(`baseline listening on http://${host}:${port}/`);
+  });
+  // Measuring is over when it is stopped: requests still in flight need no answer.
+  process.once('SIGTERM', () => process.exit(0));
+  process.once('SIGINT', () => process.exit(0));
+}
+
+main().catch((err) => {
+  console.error(`baseline failed to start: ${(err as Error).message}`);
+  process.exit(1);
+});

@@ -1,0 +1,90 @@
+// Benchmark parameters: flags first, then BENCH_* environment variables, then defaults.
+import { parseArgs } from 'node:util';
+
+export interface BenchOptions {
+  /** Posts in the database the scenarios run on. */
+  rows: number;
+  /** Seconds measured per scenario and target, after `warmup` seconds not measured. */
+  duration: number;
+  warmup: number;
+  connections: number;
+  /** Server URL and base name; each row count gets its own database, `<name>_<rows>`. */
+  databaseUrl: string;
+  /** Where the report goes (between its markers, keeping the rest of the file). */
+  out: string;
+  /** Row counts for the list page 1 scale comparison; empty to skip it. */
+  scale: number[];
+  /** Run only these scenarios (all when empty). */
+  only: string[];
+  /** Write a V8 CPU profile of the service per database to this folder. */
+  profileDir?: string;
+  smoke: boolean;
+}
+
+export const USAGE = `usage: npm run bench -- [--smoke] [--rows N] [--duration S] [--warmup S] [--connections N]
+    [--database-url mysql://user@host:port/base] [--out FILE] [--scale N,N | --scale none]
+    [--only get,list,deep,search,create,patch] [--profile DIR]
+  --smoke: seconds, not minutes (2,000 rows, 1 s a scenario; report in build/bench-smoke.md).
+  Environment: BENCH_ROWS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_DATABASE_URL,
+  BENCH_OUT, BENCH_SCALE. The database name must contain "bench": the run empties and reseeds it.`;
+
+export class OptionsError extends Error {}
+
+function number(name: string, value: string | undefined, min: number): number | undefined {
+  if (value === undefined || value === '') return undefined;
+  const n = Number(value.replace(/_/g, ''));
+  if (!Number.isFinite(n) || n < min) throw new OptionsError(`${name} must be a number of at least ${min}, got "${value}"`);
+  return n;
+}
+
+function counts(name: string, value: string | undefined): number[] | undefined {
+  if (value === undefined) return undefined;
+  if (value === '' || value === 'none') return [];
+  return value.split(',').map((v) => Math.round(number(name, v.trim(), 1)!));
+}
+
+export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.env): BenchOptions | 'help' {
+  const { values: f } = parseArgs({
+    args: argv,
+    options: {
+      smoke: { type: 'boolean', default: false },
+      rows: { type: 'string' },
+      duration: { type: 'string' },
+      warmup: { type: 'string' },
+      connections: { type: 'string' },
+      'database-url': { type: 'string' },
+      out: { type: 'string' },
+      scale: { type: 'string' },
+      only: { type: 'string' },
+      profile: { type: 'string' },
+      help: { type: 'boolean', default: false },
+    },
+  });
+  if (f.help) return 'help';
+  const smoke = Boolean(f.smoke);
+  const options: BenchOptions = {
+    rows: Math.round(number('--rows', f.rows ?? env.BENCH_ROWS, 20) ?? (smoke ? 2000 : 100_000)),
+    duration: number('--duration', f.duration ?? env.BENCH_DURATION, 0.1) ?? (smoke ? 1 : 10),
+    warmup: number('--warmup', f.warmup ?? env.BENCH_WARMUP, 0) ?? (smoke ? 0.3 : 2),
+    connections: Math.round(number('--connections', f.connections ?? env.BENCH_CONNECTIONS, 1) ?? 32),
+    databaseUrl: f['database-url'] ?? env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/records_bench',
+    out: f.out ?? env.BENCH_OUT ?? (smoke ? 'build/bench-smoke.md' : 'BENCHMARKS.md'),
+    scale: counts('--scale', f.scale ?? env.BENCH_SCALE) ?? (smoke ? [200, 2000] : [10_000, 1_000_000]),
+    only: f.only ? f.only.split(',').map((s) => s.trim()) : [],
+    profileDir: f.profile,
+    smoke,
+  };
+  const url = new URL(options.databaseUrl);
+  if (url.protocol !== 'mysql:') throw new OptionsError('the benchmark runs on MySQL: --database-url must be mysql://...');
+  if (!url.pathname.slice(1).includes('bench')) {
+    throw new OptionsError(`the database name must contain "bench" (the run empties and reseeds it), got "${url.pathname.slice(1)}"`);
+  }
+  return options;
+}
+
+/** The URL of the database that holds `rows` posts. */
+export function databaseUrlFor(base: string, rows: number): string {
+  const url = new URL(base);
+  url.pathname = `/${url.pathname.slice(1)}_${rows}`;
+  return url.toString();
+}
