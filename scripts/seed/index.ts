@@ -1,4 +1,5 @@
 import { type Db, isMysql } from '../../src/db/connection';
+import { recount } from '../../src/db/counts';
 import { migrate } from '../../src/db/migrations';
 import { type CollectionName, rowSource } from './data';
 import { loadRows, type LoadOptions } from './load';
@@ -29,14 +30,17 @@ export async function seedCollection(db: Db, table: CollectionName, count: numbe
     throw new SeedError(`${table} already has ${existing.toLocaleString('en')} rows; pass --reset to replace them`);
   }
   await loadRows(db, rowSource(table, count, options.seed ?? DEFAULT_SEED), { ...options, count });
+  // The bulk load writes around the service's row counters; set them from the rows.
+  await recount(db, table);
 }
 
 /** Empties a table and restarts its ids at 1, so that a seeded load is the same every time. */
 export async function emptyTable(db: Db, table: string): Promise<void> {
   if (isMysql(db)) {
     await db.raw('TRUNCATE TABLE ??', [table]);
-    return;
+  } else {
+    await db(table).delete();
+    await db.raw("DELETE FROM sqlite_sequence WHERE name = ?", [table]).catch(() => undefined);
   }
-  await db(table).delete();
-  await db.raw("DELETE FROM sqlite_sequence WHERE name = ?", [table]).catch(() => undefined);
+  await recount(db, table);
 }
