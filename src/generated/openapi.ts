@@ -531,7 +531,7 @@ export interface components {
              * @default
              * @example Solid walnut, 140 x 70 cm.
              */
-            description: string;
+            description?: string;
             /**
              * @description A decimal string from `0.00` to `99999999.99` with at most 2 decimals. Answered with exactly 2.
              * @example 349.90
@@ -541,7 +541,7 @@ export interface components {
              * @default 0
              * @example 12
              */
-            stock: number;
+            stock?: number;
             id?: components["schemas"]["Ignored"];
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
@@ -589,14 +589,14 @@ export interface components {
              * @default
              * @example Fantasy
              */
-            genre: string;
+            genre?: string;
             /**
              * Format: date
              * @description A calendar date, `YYYY-MM-DD` (years 1000 to 9999), or null.
              * @default null
              * @example 1937-09-21
              */
-            published_date: string | null;
+            published_date?: string | null;
             /**
              * @description ISBN-10 (9 digits and a digit or `X`) or ISBN-13 (13 digits), without hyphens. Unique across books.
              * @example 9780547928227
@@ -653,12 +653,12 @@ export interface components {
              * @default
              * @example Ada
              */
-            first_name: string;
+            first_name?: string;
             /**
              * @default
              * @example Lovelace
              */
-            last_name: string;
+            last_name?: string;
             id?: components["schemas"]["Ignored"];
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
@@ -700,26 +700,26 @@ export interface components {
              * @default
              * @example Cover the new search syntax.
              */
-            description: string;
+            description?: string;
             /**
              * @default todo
              * @example in_progress
              * @enum {string}
              */
-            status: "todo" | "in_progress" | "done";
+            status?: "todo" | "in_progress" | "done";
             /**
              * @default medium
              * @example high
              * @enum {string}
              */
-            priority: "low" | "medium" | "high";
+            priority?: "low" | "medium" | "high";
             /**
              * Format: date
              * @description A calendar date, `YYYY-MM-DD` (years 1000 to 9999), or null.
              * @default null
              * @example 2026-12-01
              */
-            due_date: string | null;
+            due_date?: string | null;
             id?: components["schemas"]["Ignored"];
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
