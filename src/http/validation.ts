@@ -71,7 +71,14 @@ export function operationParams(
   path: string,
   query: Record<string, unknown>,
 ): { query: Record<string, string | string[]>; loose: FieldError[] | 'path' } {
-  const { params } = api.router.parseRequest({ method: operation.method, path, headers: {} }, operation);
+  let params: Record<string, unknown>;
+  try {
+    ({ params } = api.router.parseRequest({ method: operation.method, path, headers: {} }, operation));
+  } catch (err) {
+    // A path parameter whose percent-encoding is not UTF-8 (`%FF`, a bare `%`) names no record.
+    if (err instanceof URIError) return { query: {}, loose: 'path' };
+    throw err;
+  }
   const declared: Record<string, string | string[]> = {};
   const loose: FieldError[] = [];
   for (const p of (operation.parameters ?? []) as OpenAPIV3.ParameterObject[]) {
