@@ -43,13 +43,18 @@ function fieldError(e: ErrorObject): FieldError {
   return { field, message };
 }
 
+const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+
 /**
  * Strings that JSON admits but UTF-8 cannot store (lone surrogates) would be silently replaced
- * by the database; they are rejected instead, naming the field.
+ * by the database; they are rejected instead, naming the field. So is NUL, which the contract
+ * bars from text: it ends strings in C-based tools and drivers that records are exported to.
  */
 export function malformedStrings(body: unknown, path: string[] = []): FieldError[] {
   if (typeof body === 'string') {
-    return body.isWellFormed() ? [] : [{ field: path.join('.') || 'body', message: 'must be well-formed Unicode (no lone surrogates)' }];
+    const field = path.join('.') || 'body';
+    if (!body.isWellFormed()) return [{ field, message: 'must be well-formed Unicode (no lone surrogates)' }];
+    return body.includes('\u0000') ? [{ field, message: NUL_MESSAGE }] : [];
   }
   if (body && typeof body === 'object') {
     return Object.entries(body).flatMap(([key, value]) => malformedStrings(value, [...path, key]));
