@@ -87,7 +87,9 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
       if (bad.length) return sendProblem(res, 400, 'Request validation failed', bad);
       const method = req.method === 'HEAD' ? 'GET' : req.method;
       const operation = api.router.matchOperation({ method, path: req.path, headers: {} });
-      const params = operation ? operationParams(api, operation, req.path, req.query as Record<string, unknown>) : undefined;
+      const q = req.originalUrl.indexOf('?');
+      const rawQuery = q === -1 ? '' : req.originalUrl.slice(q + 1);
+      const params = operation ? operationParams(api, operation, req.path, req.query as Record<string, unknown>, rawQuery) : undefined;
       if (params?.loose === 'path') return sendProblem(res, 404, 'No record with this id');
       if (params?.loose.length) return sendProblem(res, 400, 'Request validation failed', params.loose);
       await api.handleRequest(

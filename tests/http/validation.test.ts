@@ -53,3 +53,30 @@ describe.each(perCollection)('%s: text that is not well-formed Unicode, or holds
     await app.request('DELETE', `/api/${name}/${created.body.id}/`);
   });
 });
+
+describe.each(perCollection)('%s: a search that is not UTF-8 text, or holds NUL, is 400 naming search', (name) => {
+  // Found by the fuzzer: these were searched for as U+FFFD, or with the NUL, and answered 200.
+  const bad: [string, { given: string; want: string }][] = [
+    ['an encoded NUL', { given: 'a%00b', want: 'must not contain the NUL character (U+0000)' }],
+    ['an encoded unpaired surrogate', { given: '%ED%A0%80', want: 'must be percent-encoded UTF-8' }],
+    ['a byte that is no UTF-8', { given: 'x%FFy', want: 'must be percent-encoded UTF-8' }],
+    ['a UTF-8 sequence cut short', { given: '%E2%82', want: 'must be percent-encoded UTF-8' }],
+  ];
+  test.each(bad)('%s', async (_n, { given, want }) => {
+    const res = await app.request('GET', `/api/${name}/?page=1&search=${given}`);
+    expect(res.status).toBe(400);
+    expect(res.body).toEqual({ type: 'about:blank', title: 'Bad Request', status: 400, detail: 'Request validation failed', errors: [{ field: 'search', message: want }] });
+  });
+
+  const fine: [string, { given: string }][] = [
+    ['a bare percent sign, taken literally', { given: '50%' }],
+    ['an encoded replacement character', { given: '%EF%BF%BD' }],
+    ['an encoded emoji', { given: '%F0%9F%8E%89' }],
+    ['a malformed parameter the operation does not define', { given: 'x&other=%FF%00' }],
+  ];
+  test.each(fine)('%s is a search', async (_n, { given }) => {
+    const res = await app.request('GET', `/api/${name}/?search=${given}`);
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ count: 0, next: null, previous: null, results: [] });
+  });
+});
