@@ -70,7 +70,15 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   });
 
   // Only an operation that takes a body parses one, and only as JSON: 415 before any parsing.
-  const json = express.json({ limit: options.bodyLimit, type: () => true, strict: false });
+  const json = express.json({
+    limit: options.bodyLimit,
+    type: () => true,
+    strict: false,
+    // An empty body is no JSON document; body-parser would read it as {}, and a PATCH would pass.
+    verify: (_req, _res, buf) => {
+      if (buf.length === 0) throw Object.assign(new Error('empty body'), { type: 'entity.parse.failed' });
+    },
+  });
   app.use((req, res, next) => {
     const methods = routes.allowed(req.path);
     if (!WITH_BODY.has(req.method) || !methods?.includes(req.method)) return next();
