@@ -400,6 +400,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @example {
+         *       "status": "ok"
+         *     }
+         */
         Health: {
             /**
              * @example ok
@@ -407,7 +412,21 @@ export interface components {
              */
             status: "ok" | "ready";
         };
-        /** @description An RFC 9457 problem detail. */
+        /**
+         * @description An RFC 9457 problem detail.
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Bad Request",
+         *       "status": 400,
+         *       "detail": "Request validation failed",
+         *       "errors": [
+         *         {
+         *           "field": "title",
+         *           "message": "must NOT have more than 100 characters"
+         *         }
+         *       ]
+         *     }
+         */
         Problem: {
             /**
              * @description A URI reference naming the problem type.
@@ -461,7 +480,14 @@ export interface components {
          * @example 42
          */
         Ignored: unknown;
-        /** @description The part of a page that every collection shares. */
+        /**
+         * @description The part of a page that every collection shares.
+         * @example {
+         *       "count": 23,
+         *       "next": "http://localhost:3000/api/books/?page=3&search=tolkien",
+         *       "previous": "http://localhost:3000/api/books/?page=1&search=tolkien"
+         *     }
+         */
         PageEnvelope: {
             /**
              * @description Records matching the query across all pages.
@@ -481,7 +507,14 @@ export interface components {
              */
             previous: string | null;
         };
-        /** @description A post as sent on create and replace. */
+        /**
+         * @description A post as sent on create and replace.
+         * @example {
+         *       "title": "Hello, world",
+         *       "content": "The first post on this blog.",
+         *       "author": "ada"
+         *     }
+         */
         PostWrite: {
             /** @example Hello, world */
             title: string;
@@ -510,7 +543,17 @@ export interface components {
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
         };
-        /** @description A blog post. */
+        /**
+         * @description A blog post.
+         * @example {
+         *       "id": 42,
+         *       "title": "Hello, world",
+         *       "content": "The first post on this blog.",
+         *       "author": "ada",
+         *       "created_at": "2026-11-22T09:32:05.156Z",
+         *       "updated_at": "2026-11-22T09:32:05.156Z"
+         *     }
+         */
         Post: {
             id: components["schemas"]["Id"];
             title: components["schemas"]["PostWrite"]["title"];
@@ -519,10 +562,35 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @example {
+         *       "count": 11,
+         *       "next": "http://localhost:3000/api/posts/?page=2",
+         *       "previous": null,
+         *       "results": [
+         *         {
+         *           "id": 42,
+         *           "title": "Hello, world",
+         *           "content": "The first post on this blog.",
+         *           "author": "ada",
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-22T09:32:05.156Z"
+         *         }
+         *       ]
+         *     }
+         */
         PostPage: components["schemas"]["PageEnvelope"] & {
             results: components["schemas"]["Post"][];
         };
-        /** @description A product as sent on create and replace. */
+        /**
+         * @description A product as sent on create and replace.
+         * @example {
+         *       "name": "Walnut desk",
+         *       "description": "Solid walnut, 140 x 70 cm.",
+         *       "price": "349.90",
+         *       "stock": 12
+         *     }
+         */
         ProductWrite: {
             /** @example Walnut desk */
             name: string;
@@ -562,7 +630,18 @@ export interface components {
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
         };
-        /** @description A product in the inventory. */
+        /**
+         * @description A product in the inventory.
+         * @example {
+         *       "id": 7,
+         *       "name": "Walnut desk",
+         *       "description": "Solid walnut, 140 x 70 cm.",
+         *       "price": "349.90",
+         *       "stock": 12,
+         *       "created_at": "2026-11-22T09:32:05.156Z",
+         *       "updated_at": "2026-11-23T17:01:44.020Z"
+         *     }
+         */
         Product: {
             id: components["schemas"]["Id"];
             name: components["schemas"]["ProductWrite"]["name"];
@@ -576,10 +655,37 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @example {
+         *       "count": 11,
+         *       "next": "http://localhost:3000/api/products/?page=2",
+         *       "previous": null,
+         *       "results": [
+         *         {
+         *           "id": 7,
+         *           "name": "Walnut desk",
+         *           "description": "Solid walnut, 140 x 70 cm.",
+         *           "price": "349.90",
+         *           "stock": 12,
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-23T17:01:44.020Z"
+         *         }
+         *       ]
+         *     }
+         */
         ProductPage: components["schemas"]["PageEnvelope"] & {
             results: components["schemas"]["Product"][];
         };
-        /** @description A book as sent on create and replace. */
+        /**
+         * @description A book as sent on create and replace.
+         * @example {
+         *       "title": "The Hobbit",
+         *       "author": "J. R. R. Tolkien",
+         *       "genre": "Fantasy",
+         *       "published_date": "1937-09-21",
+         *       "isbn": "9780547928227"
+         *     }
+         */
         BookWrite: {
             /** @example The Hobbit */
             title: string;
@@ -622,7 +728,19 @@ export interface components {
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
         };
-        /** @description A book in the library. */
+        /**
+         * @description A book in the library.
+         * @example {
+         *       "id": 3,
+         *       "title": "The Hobbit",
+         *       "author": "J. R. R. Tolkien",
+         *       "genre": "Fantasy",
+         *       "published_date": "1937-09-21",
+         *       "isbn": "9780547928227",
+         *       "created_at": "2026-11-22T09:32:05.156Z",
+         *       "updated_at": "2026-11-22T09:32:05.156Z"
+         *     }
+         */
         Book: {
             id: components["schemas"]["Id"];
             title: components["schemas"]["BookWrite"]["title"];
@@ -633,10 +751,37 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @example {
+         *       "count": 11,
+         *       "next": "http://localhost:3000/api/books/?page=2",
+         *       "previous": null,
+         *       "results": [
+         *         {
+         *           "id": 3,
+         *           "title": "The Hobbit",
+         *           "author": "J. R. R. Tolkien",
+         *           "genre": "Fantasy",
+         *           "published_date": "1937-09-21",
+         *           "isbn": "9780547928227",
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-22T09:32:05.156Z"
+         *         }
+         *       ]
+         *     }
+         */
         BookPage: components["schemas"]["PageEnvelope"] & {
             results: components["schemas"]["Book"][];
         };
-        /** @description A user account as sent on create and replace. */
+        /**
+         * @description A user account as sent on create and replace.
+         * @example {
+         *       "username": "ada.lovelace",
+         *       "email": "ada@example.com",
+         *       "first_name": "Ada",
+         *       "last_name": "Lovelace"
+         *     }
+         */
         UserWrite: {
             /**
              * @description Letters, digits and `@ . + - _` only. Unique across users.
@@ -678,7 +823,18 @@ export interface components {
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
         };
-        /** @description A user account. */
+        /**
+         * @description A user account.
+         * @example {
+         *       "id": 1,
+         *       "username": "ada.lovelace",
+         *       "email": "ada@example.com",
+         *       "first_name": "Ada",
+         *       "last_name": "Lovelace",
+         *       "created_at": "2026-11-22T09:32:05.156Z",
+         *       "updated_at": "2026-11-22T09:32:05.156Z"
+         *     }
+         */
         User: {
             id: components["schemas"]["Id"];
             username: components["schemas"]["UserWrite"]["username"];
@@ -688,10 +844,36 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @example {
+         *       "count": 11,
+         *       "next": "http://localhost:3000/api/users/?page=2",
+         *       "previous": null,
+         *       "results": [
+         *         {
+         *           "id": 1,
+         *           "username": "ada.lovelace",
+         *           "email": "ada@example.com",
+         *           "first_name": "Ada",
+         *           "last_name": "Lovelace",
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-22T09:32:05.156Z"
+         *         }
+         *       ]
+         *     }
+         */
         UserPage: components["schemas"]["PageEnvelope"] & {
             results: components["schemas"]["User"][];
         };
-        /** @description A task as sent on create and replace. */
+        /**
+         * @description A task as sent on create and replace.
+         * @example {
+         *       "title": "Write the release notes",
+         *       "description": "Cover the new search syntax.",
+         *       "priority": "high",
+         *       "due_date": "2026-12-01"
+         *     }
+         */
         TaskWrite: {
             /** @example Write the release notes */
             title: string;
@@ -740,7 +922,19 @@ export interface components {
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
         };
-        /** @description A task. */
+        /**
+         * @description A task.
+         * @example {
+         *       "id": 5,
+         *       "title": "Write the release notes",
+         *       "description": "Cover the new search syntax.",
+         *       "status": "in_progress",
+         *       "priority": "high",
+         *       "due_date": "2026-12-01",
+         *       "created_at": "2026-11-22T09:32:05.156Z",
+         *       "updated_at": "2026-11-23T17:01:44.020Z"
+         *     }
+         */
         Task: {
             id: components["schemas"]["Id"];
             title: components["schemas"]["TaskWrite"]["title"];
@@ -751,6 +945,25 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @example {
+         *       "count": 11,
+         *       "next": "http://localhost:3000/api/tasks/?page=2",
+         *       "previous": null,
+         *       "results": [
+         *         {
+         *           "id": 5,
+         *           "title": "Write the release notes",
+         *           "description": "Cover the new search syntax.",
+         *           "status": "in_progress",
+         *           "priority": "high",
+         *           "due_date": "2026-12-01",
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-23T17:01:44.020Z"
+         *         }
+         *       ]
+         *     }
+         */
         TaskPage: components["schemas"]["PageEnvelope"] & {
             results: components["schemas"]["Task"][];
         };
