@@ -1,7 +1,9 @@
 // Fuzzing from the spec: for every operation, requests generated from its schemas (which must get
 // the status the data makes right) and requests broken on purpose (which must get a 4xx problem
 // naming the field), against the listening app. Never a 5xx; every answer valid against the spec.
-// FUZZ_REQUESTS sets how many (default 2000); FUZZ_SEED replays a run.
+// FUZZ_REQUESTS sets how many (default 2000); FUZZ_SEED replays a run from the start (on a fresh
+// database, so the same ids come back). A failure is reported as found: shrinking would replay
+// requests against a database that the failing run already changed; FUZZ_SHRINK=1 tries anyway.
 import fc from 'fast-check';
 import { collections } from '../src/collections';
 import { startTestApp, type TestApp } from './helpers/app';
