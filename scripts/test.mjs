@@ -1,11 +1,14 @@
-// The README's test command: type check, spec lint, generated-types check, then every jest test
-// on SQLite and on MySQL. MySQL is used when it answers (MYSQL_URL, default the local server);
-// under CI it must answer. Prints per-database counts and a closing "N passed, N failed" line.
+// The README's test command: type check, spec lint, generated-types check, then on SQLite and on
+// MySQL every jest test (the typed-client tests and the fuzzer among them) and the Arazzo
+// workflows run by `redocly respect` (scripts/respect.mjs). MySQL is used when it answers
+// (MYSQL_URL, default the local server); under CI it must answer. Prints per-database counts and
+// a closing "N passed, N failed" line.
 import { spawnSync } from 'node:child_process';
 import { readFileSync, mkdtempSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { respect } from './respect.mjs';
 
 const mysqlUrl = new URL(process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/');
 const extraJestArgs = process.argv.slice(2);
@@ -39,13 +42,22 @@ function jest(dialect) {
   return ok;
 }
 
+async function workflows(dialect) {
+  console.log(`\n== Arazzo workflows on ${dialect} (redocly respect)`);
+  const r = await respect(dialect, mysqlUrl.toString());
+  counts.push({ dialect: `${dialect}, Arazzo steps`, passed: r.passed, failed: r.failed, skipped: 0 });
+  return r.ok;
+}
+
 let ok = true;
 ok = run('type check', 'npx', ['tsc', '--noEmit']) && ok;
 ok = run('spec lint', 'npm', ['run', '-s', 'lint:spec']) && ok;
 ok = run('generated types are current', 'npm', ['run', '-s', 'generate', '--', '--check']) && ok;
 ok = jest('sqlite') && ok;
+ok = (await workflows('sqlite')) && ok;
 if (await answers(mysqlUrl.hostname, Number(mysqlUrl.port || 3306))) {
   ok = jest('mysql') && ok;
+  ok = (await workflows('mysql')) && ok;
 } else if (process.env.CI) {
   console.error(`\nMySQL does not answer at ${mysqlUrl.host}; CI requires it.`);
   ok = false;

@@ -79,14 +79,13 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   });
 
   // Only an operation that takes a body parses one, and only as JSON: 415 before any parsing.
-  // An empty body is no JSON body at all (body-parser would make it {}): validation says so.
-  const emptyBodies = new WeakSet<Request>();
   const json = express.json({
     limit: options.bodyLimit,
     type: () => true,
     strict: false,
-    verify: (req, _res, buf) => {
-      if (buf.length === 0) emptyBodies.add(req as Request);
+    // An empty body is no JSON document; body-parser would read it as {}, and a PATCH would pass.
+    verify: (_req, _res, buf) => {
+      if (buf.length === 0) throw Object.assign(new Error('empty body'), { type: 'entity.parse.failed' });
     },
   });
   app.use((req, res, next) => {
@@ -101,10 +100,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
       return sendProblem(res, 415, `The request body must be UTF-8 application/json, not charset ${charset}`);
     }
-    json(req, res, (err?: unknown) => {
-      if (emptyBodies.has(req)) req.body = undefined;
-      next(err);
-    });
+    json(req, res, next);
   });
 
   app.use(async (req, res, next) => {
@@ -113,7 +109,11 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
       if (bad.length) return sendProblem(res, 400, 'Request validation failed', bad);
       const method = req.method === 'HEAD' ? 'GET' : req.method;
       const found = routes.match(method, req.path);
-      const params = found.kind === 'operation' ? operationParams(found.operation, found.params, req.query as Record<string, unknown>) : undefined;
+      const q = req.originalUrl.indexOf('?');
+      const rawQuery = q === -1 ? '' : req.originalUrl.slice(q + 1);
+      const params = found.kind === 'operation'
+        ? operationParams(found.operation, found.params, req.query as Record<string, unknown>, rawQuery)
+        : undefined;
       if (params?.loose === 'path') return sendProblem(res, 404, 'No record with this id');
       if (params?.loose.length) return sendProblem(res, 400, 'Request validation failed', params.loose);
       await api.handleRequest(

@@ -7,9 +7,10 @@ export type Db = Knex;
 
 // Both dialects compare text the same way: binary collation, and LOWER() on both sides for a
 // case-insensitive search. SQLite's own lower() folds ASCII only, so it is replaced by one that
-// folds every alphabet, as MySQL's does.
+// folds every alphabet, as MySQL's does: one character at a time. toLowerCase alone lowers Σ to
+// ς at the end of a word, so "ΑΣ" would not contain the "σ" that a search for "Σ" becomes.
 function unicodeLower(value: unknown): unknown {
-  return typeof value === 'string' ? value.toLowerCase() : value;
+  return typeof value === 'string' ? value.replace(/Σ/g, 'σ').toLowerCase() : value;
 }
 
 /**

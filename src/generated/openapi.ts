@@ -400,6 +400,11 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @example {
+         *       "status": "ok"
+         *     }
+         */
         Health: {
             /**
              * @example ok
@@ -407,7 +412,21 @@ export interface components {
              */
             status: "ok" | "ready";
         };
-        /** @description An RFC 9457 problem detail. */
+        /**
+         * @description An RFC 9457 problem detail.
+         * @example {
+         *       "type": "about:blank",
+         *       "title": "Bad Request",
+         *       "status": 400,
+         *       "detail": "Request validation failed",
+         *       "errors": [
+         *         {
+         *           "field": "title",
+         *           "message": "must NOT have more than 100 characters"
+         *         }
+         *       ]
+         *     }
+         */
         Problem: {
             /**
              * @description A URI reference naming the problem type.
@@ -467,7 +486,14 @@ export interface components {
          * @example 2026-01-31
          */
         FilterDate: string;
-        /** @description The part of a page that every collection shares. */
+        /**
+         * @description The part of a page that every collection shares.
+         * @example {
+         *       "count": 23,
+         *       "next": "http://localhost:3000/api/books/?page=3&search=tolkien",
+         *       "previous": "http://localhost:3000/api/books/?page=1&search=tolkien"
+         *     }
+         */
         PageEnvelope: {
             /**
              * @description Records matching the query across all pages; null in cursor mode.
@@ -487,7 +513,14 @@ export interface components {
              */
             previous: string | null;
         };
-        /** @description A post as sent on create and replace. */
+        /**
+         * @description A post as sent on create and replace.
+         * @example {
+         *       "title": "Hello, world",
+         *       "content": "The first post on this blog.",
+         *       "author": "ada"
+         *     }
+         */
         PostWrite: {
             /** @example Hello, world */
             title: string;
@@ -516,7 +549,17 @@ export interface components {
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
         };
-        /** @description A blog post. */
+        /**
+         * @description A blog post.
+         * @example {
+         *       "id": 42,
+         *       "title": "Hello, world",
+         *       "content": "The first post on this blog.",
+         *       "author": "ada",
+         *       "created_at": "2026-11-22T09:32:05.156Z",
+         *       "updated_at": "2026-11-22T09:32:05.156Z"
+         *     }
+         */
         Post: {
             id: components["schemas"]["Id"];
             title: components["schemas"]["PostWrite"]["title"];
@@ -525,10 +568,35 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @example {
+         *       "count": 11,
+         *       "next": "http://localhost:3000/api/posts/?page=2",
+         *       "previous": null,
+         *       "results": [
+         *         {
+         *           "id": 42,
+         *           "title": "Hello, world",
+         *           "content": "The first post on this blog.",
+         *           "author": "ada",
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-22T09:32:05.156Z"
+         *         }
+         *       ]
+         *     }
+         */
         PostPage: components["schemas"]["PageEnvelope"] & {
             results: components["schemas"]["Post"][];
         };
-        /** @description A product as sent on create and replace. */
+        /**
+         * @description A product as sent on create and replace.
+         * @example {
+         *       "name": "Walnut desk",
+         *       "description": "Solid walnut, 140 x 70 cm.",
+         *       "price": "349.90",
+         *       "stock": 12
+         *     }
+         */
         ProductWrite: {
             /** @example Walnut desk */
             name: string;
@@ -537,7 +605,7 @@ export interface components {
              * @default
              * @example Solid walnut, 140 x 70 cm.
              */
-            description: string;
+            description?: string;
             /**
              * @description A decimal string from `0.00` to `99999999.99` with at most 2 decimals. Answered with exactly 2.
              * @example 349.90
@@ -547,7 +615,7 @@ export interface components {
              * @default 0
              * @example 12
              */
-            stock: number;
+            stock?: number;
             id?: components["schemas"]["Ignored"];
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
@@ -568,7 +636,18 @@ export interface components {
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
         };
-        /** @description A product in the inventory. */
+        /**
+         * @description A product in the inventory.
+         * @example {
+         *       "id": 7,
+         *       "name": "Walnut desk",
+         *       "description": "Solid walnut, 140 x 70 cm.",
+         *       "price": "349.90",
+         *       "stock": 12,
+         *       "created_at": "2026-11-22T09:32:05.156Z",
+         *       "updated_at": "2026-11-23T17:01:44.020Z"
+         *     }
+         */
         Product: {
             id: components["schemas"]["Id"];
             name: components["schemas"]["ProductWrite"]["name"];
@@ -582,10 +661,37 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @example {
+         *       "count": 11,
+         *       "next": "http://localhost:3000/api/products/?page=2",
+         *       "previous": null,
+         *       "results": [
+         *         {
+         *           "id": 7,
+         *           "name": "Walnut desk",
+         *           "description": "Solid walnut, 140 x 70 cm.",
+         *           "price": "349.90",
+         *           "stock": 12,
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-23T17:01:44.020Z"
+         *         }
+         *       ]
+         *     }
+         */
         ProductPage: components["schemas"]["PageEnvelope"] & {
             results: components["schemas"]["Product"][];
         };
-        /** @description A book as sent on create and replace. */
+        /**
+         * @description A book as sent on create and replace.
+         * @example {
+         *       "title": "The Hobbit",
+         *       "author": "J. R. R. Tolkien",
+         *       "genre": "Fantasy",
+         *       "published_date": "1937-09-21",
+         *       "isbn": "9780547928227"
+         *     }
+         */
         BookWrite: {
             /** @example The Hobbit */
             title: string;
@@ -595,14 +701,14 @@ export interface components {
              * @default
              * @example Fantasy
              */
-            genre: string;
+            genre?: string;
             /**
              * Format: date
              * @description A calendar date, `YYYY-MM-DD` (years 1000 to 9999), or null.
              * @default null
              * @example 1937-09-21
              */
-            published_date: string | null;
+            published_date?: string | null;
             /**
              * @description ISBN-10 (9 digits and a digit or `X`) or ISBN-13 (13 digits), without hyphens. Unique across books.
              * @example 9780547928227
@@ -628,7 +734,19 @@ export interface components {
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
         };
-        /** @description A book in the library. */
+        /**
+         * @description A book in the library.
+         * @example {
+         *       "id": 3,
+         *       "title": "The Hobbit",
+         *       "author": "J. R. R. Tolkien",
+         *       "genre": "Fantasy",
+         *       "published_date": "1937-09-21",
+         *       "isbn": "9780547928227",
+         *       "created_at": "2026-11-22T09:32:05.156Z",
+         *       "updated_at": "2026-11-22T09:32:05.156Z"
+         *     }
+         */
         Book: {
             id: components["schemas"]["Id"];
             title: components["schemas"]["BookWrite"]["title"];
@@ -639,10 +757,37 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @example {
+         *       "count": 11,
+         *       "next": "http://localhost:3000/api/books/?page=2",
+         *       "previous": null,
+         *       "results": [
+         *         {
+         *           "id": 3,
+         *           "title": "The Hobbit",
+         *           "author": "J. R. R. Tolkien",
+         *           "genre": "Fantasy",
+         *           "published_date": "1937-09-21",
+         *           "isbn": "9780547928227",
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-22T09:32:05.156Z"
+         *         }
+         *       ]
+         *     }
+         */
         BookPage: components["schemas"]["PageEnvelope"] & {
             results: components["schemas"]["Book"][];
         };
-        /** @description A user account as sent on create and replace. */
+        /**
+         * @description A user account as sent on create and replace.
+         * @example {
+         *       "username": "ada.lovelace",
+         *       "email": "ada@example.com",
+         *       "first_name": "Ada",
+         *       "last_name": "Lovelace"
+         *     }
+         */
         UserWrite: {
             /**
              * @description Letters, digits and `@ . + - _` only. Unique across users.
@@ -659,12 +804,12 @@ export interface components {
              * @default
              * @example Ada
              */
-            first_name: string;
+            first_name?: string;
             /**
              * @default
              * @example Lovelace
              */
-            last_name: string;
+            last_name?: string;
             id?: components["schemas"]["Ignored"];
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
@@ -684,7 +829,18 @@ export interface components {
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
         };
-        /** @description A user account. */
+        /**
+         * @description A user account.
+         * @example {
+         *       "id": 1,
+         *       "username": "ada.lovelace",
+         *       "email": "ada@example.com",
+         *       "first_name": "Ada",
+         *       "last_name": "Lovelace",
+         *       "created_at": "2026-11-22T09:32:05.156Z",
+         *       "updated_at": "2026-11-22T09:32:05.156Z"
+         *     }
+         */
         User: {
             id: components["schemas"]["Id"];
             username: components["schemas"]["UserWrite"]["username"];
@@ -694,10 +850,36 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @example {
+         *       "count": 11,
+         *       "next": "http://localhost:3000/api/users/?page=2",
+         *       "previous": null,
+         *       "results": [
+         *         {
+         *           "id": 1,
+         *           "username": "ada.lovelace",
+         *           "email": "ada@example.com",
+         *           "first_name": "Ada",
+         *           "last_name": "Lovelace",
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-22T09:32:05.156Z"
+         *         }
+         *       ]
+         *     }
+         */
         UserPage: components["schemas"]["PageEnvelope"] & {
             results: components["schemas"]["User"][];
         };
-        /** @description A task as sent on create and replace. */
+        /**
+         * @description A task as sent on create and replace.
+         * @example {
+         *       "title": "Write the release notes",
+         *       "description": "Cover the new search syntax.",
+         *       "priority": "high",
+         *       "due_date": "2026-12-01"
+         *     }
+         */
         TaskWrite: {
             /** @example Write the release notes */
             title: string;
@@ -706,26 +888,26 @@ export interface components {
              * @default
              * @example Cover the new search syntax.
              */
-            description: string;
+            description?: string;
             /**
              * @default todo
              * @example in_progress
              * @enum {string}
              */
-            status: "todo" | "in_progress" | "done";
+            status?: "todo" | "in_progress" | "done";
             /**
              * @default medium
              * @example high
              * @enum {string}
              */
-            priority: "low" | "medium" | "high";
+            priority?: "low" | "medium" | "high";
             /**
              * Format: date
              * @description A calendar date, `YYYY-MM-DD` (years 1000 to 9999), or null.
              * @default null
              * @example 2026-12-01
              */
-            due_date: string | null;
+            due_date?: string | null;
             id?: components["schemas"]["Ignored"];
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
@@ -746,7 +928,19 @@ export interface components {
             created_at?: components["schemas"]["Ignored"];
             updated_at?: components["schemas"]["Ignored"];
         };
-        /** @description A task. */
+        /**
+         * @description A task.
+         * @example {
+         *       "id": 5,
+         *       "title": "Write the release notes",
+         *       "description": "Cover the new search syntax.",
+         *       "status": "in_progress",
+         *       "priority": "high",
+         *       "due_date": "2026-12-01",
+         *       "created_at": "2026-11-22T09:32:05.156Z",
+         *       "updated_at": "2026-11-23T17:01:44.020Z"
+         *     }
+         */
         Task: {
             id: components["schemas"]["Id"];
             title: components["schemas"]["TaskWrite"]["title"];
@@ -757,6 +951,25 @@ export interface components {
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
+        /**
+         * @example {
+         *       "count": 11,
+         *       "next": "http://localhost:3000/api/tasks/?page=2",
+         *       "previous": null,
+         *       "results": [
+         *         {
+         *           "id": 5,
+         *           "title": "Write the release notes",
+         *           "description": "Cover the new search syntax.",
+         *           "status": "in_progress",
+         *           "priority": "high",
+         *           "due_date": "2026-12-01",
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-23T17:01:44.020Z"
+         *         }
+         *       ]
+         *     }
+         */
         TaskPage: components["schemas"]["PageEnvelope"] & {
             results: components["schemas"]["Task"][];
         };

@@ -54,10 +54,13 @@ function fieldError(e: ErrorObject): FieldError {
 /** Deeper than any body the spec admits (records are flat); deeper bodies are refused unwalked. */
 const MAX_DEPTH = 32;
 
+const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
+
 /**
  * Strings that JSON admits but UTF-8 cannot store (lone surrogates) would be silently replaced
- * by the database; they are rejected instead, naming the field. Walks without recursion, so a
- * body nested 200,000 deep is a 400, not a stack overflow.
+ * by the database; they are rejected instead, naming the field. So is NUL, which the contract
+ * bars from text: it ends strings in C-based tools and drivers that records are exported to.
+ * Walks without recursion, so a body nested 200,000 deep is a 400, not a stack overflow.
  */
 export function malformedStrings(body: unknown): FieldError[] {
   const errors: FieldError[] = [];
@@ -65,7 +68,9 @@ export function malformedStrings(body: unknown): FieldError[] {
   while (stack.length) {
     const { value, path } = stack.pop()!;
     if (typeof value === 'string') {
-      if (!value.isWellFormed()) errors.push({ field: path.join('.') || 'body', message: 'must be well-formed Unicode (no lone surrogates)' });
+      const field = path.join('.') || 'body';
+      if (!value.isWellFormed()) errors.push({ field, message: 'must be well-formed Unicode (no lone surrogates)' });
+      else if (value.includes('\u0000')) errors.push({ field, message: NUL_MESSAGE });
     } else if (value && typeof value === 'object') {
       if (path.length >= MAX_DEPTH) return [{ field: path[0] ?? 'body', message: `is nested more than ${MAX_DEPTH} levels deep` }];
       for (const [key, child] of Object.entries(value)) stack.push({ value: child, path: [...path, key] });
@@ -86,16 +91,46 @@ export function operationParams(
   operation: Operation,
   params: Record<string, string>,
   query: Record<string, unknown>,
+  rawQuery = '',
 ): { query: Record<string, string | string[]>; loose: FieldError[] | 'path' } {
   const declared: Record<string, string | string[]> = {};
-  const loose: FieldError[] = [];
-  for (const p of (operation.parameters ?? []) as OpenAPIV3.ParameterObject[]) {
+  const parameters = (operation.parameters ?? []) as OpenAPIV3.ParameterObject[];
+  const loose = malformedQuery(rawQuery, new Set(parameters.filter((p) => p.in === 'query').map((p) => p.name)));
+  for (const p of parameters) {
     const raw = p.in === 'path' ? params[p.name] : query[p.name];
     if (p.in === 'query' && raw !== undefined) declared[p.name] = raw as string | string[];
     if ((p.schema as OpenAPIV3.SchemaObject | undefined)?.type !== 'integer') continue;
+    if (loose.some((e) => e.field === p.name)) continue;
     if (typeof raw !== 'string' || INTEGER.test(raw)) continue;
     if (p.in === 'path') return { query: declared, loose: 'path' };
     loose.push({ field: p.name, message: 'must be integer' });
   }
   return { query: declared, loose };
+}
+
+/** Percent-decoding that fails on bytes that are not UTF-8; a `%` without two hex digits is literal. */
+function decodeStrict(text: string): string | undefined {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' ').replace(/%(?![0-9a-fA-F]{2})/g, '%25'));
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The query parser turns percent-encoded bytes that are not UTF-8 (an encoded unpaired surrogate,
+ * `%FF`) into U+FFFD, so a search would quietly look for something else; the raw query is read
+ * instead, and such a parameter, or one that holds NUL, is listed by name.
+ */
+export function malformedQuery(rawQuery: string, names: ReadonlySet<string>): FieldError[] {
+  const out: FieldError[] = [];
+  for (const pair of rawQuery.split('&')) {
+    const eq = pair.indexOf('=');
+    const name = decodeStrict(eq === -1 ? pair : pair.slice(0, eq));
+    if (name === undefined || !names.has(name) || out.some((e) => e.field === name)) continue;
+    const value = decodeStrict(eq === -1 ? '' : pair.slice(eq + 1));
+    if (value === undefined) out.push({ field: name, message: 'must be percent-encoded UTF-8' });
+    else if (value.includes('\u0000')) out.push({ field: name, message: NUL_MESSAGE });
+  }
+  return out;
 }

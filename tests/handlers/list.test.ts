@@ -359,6 +359,9 @@ describe('search', () => {
       ['Glagolitic ⰀⰁ finds ⰰⰱ', { given: { stored: 'ⰰⰱ', search: 'ⰀⰁ' }, want: true }],
       ['Deseret 𐐨𐐩 (outside the BMP) finds 𐐀𐐁', { given: { stored: '𐐀𐐁', search: '𐐨𐐩' }, want: true }],
       ['mixed case finds mixed case', { given: { stored: 'ÉcOlE', search: 'éCoLe' }, want: true }],
+      // Found by the fuzzer on SQLite: a Σ that ends a word was lowered to ς, a lone Σ to σ.
+      ['Σ alone finds the Σ that ends ΟΔΟΣ', { given: { stored: 'ΟΔΟΣ', search: 'Σ' }, want: true }],
+      ['ΑΣ finds ΑΣΒ', { given: { stored: 'ΑΣΒ', search: 'ΑΣ' }, want: true }],
       ['école does not find ecole', { given: { stored: 'ecole', search: 'école' }, want: false }],
       ['ecole does not find école', { given: { stored: 'école', search: 'ecole' }, want: false }],
     ];

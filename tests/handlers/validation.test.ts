@@ -491,10 +491,12 @@ describe.each(perCollection)('%s: Unicode', (name) => {
     await expectSaved(a, method, name, { [text[0]]: `clef ${G}` });
   });
 
-  const nulRows = METHODS.flatMap((method) => text.map((field) => [`${method} ${field}`, { given: { method, field, value: 'a\u0000b\u0000' }, want: 'a\u0000b\u0000' }] as const));
-  test.each(nulRows)('%s: a NUL character is stored and returned intact', async (_label, { given, want }) => {
+  // The spec bars NUL from text (it cuts strings short in C-based tools that records go to).
+  const nulRows = METHODS.flatMap((method) => text.map((field) => [`${method} ${field}`, { given: { method, field, value: 'a\u0000b\u0000' }, want: [field] }] as const));
+  test.each(nulRows)('%s: a NUL character is 400 naming the field, nothing stored', async (_label, { given, want }) => {
     const a = await write(given.method, name, withFields({ [given.field]: given.value }));
-    await expectSaved(a, given.method, name, { [given.field]: want });
+    expectProblem(a.res, 400, want);
+    await a.nothingChanged();
   });
 
   // Every text field at once, each with a different mix of 4-byte characters (and the username,
