@@ -1,19 +1,13 @@
 import type { Db } from './connection';
 import type { Queryable } from './records';
 
-/** Counter rows per table (see migration 003); a write bumps one at random. */
+/** Counter rows per table (migration 003), bumped by triggers on insert and delete (004). */
 export const COUNT_SLOTS = 16;
 
 /** The exact number of rows in a record table, without scanning it. */
 export async function countAll(db: Queryable, table: string): Promise<number> {
   const [{ n }] = await db('record_counts').where({ table_name: table }).sum({ n: 'n' });
   return Number(n ?? 0);
-}
-
-/** Adds `delta` to a table's count; call it in the transaction that inserts or deletes. */
-export async function bumpCount(trx: Queryable, table: string, delta: number): Promise<void> {
-  const slot = Math.floor(Math.random() * COUNT_SLOTS);
-  await trx('record_counts').where({ table_name: table, slot }).update({ n: trx.raw('?? + ?', ['n', delta]) });
 }
 
 /** Sets a table's count from its rows; for bulk loads that write around the counters. */

@@ -138,6 +138,30 @@ migrations['20261122_003_counts_and_secrets'] = {
   },
 };
 
+migrations['20261122_004_count_triggers'] = {
+  // The counters move inside the statements that insert and delete, so that they stay exact
+  // at no cost of round trips. On MySQL each connection bumps its own slot (no two pool
+  // connections wait on one counter row); SQLite has a single writer and uses slot 0.
+  async up(db) {
+    const mysql = isMysql(db);
+    const slot = mysql ? `CONNECTION_ID() % ${COUNT_SLOTS}` : '0';
+    for (const table of RECORD_TABLES) {
+      for (const [event, delta] of [['INSERT', '+ 1'], ['DELETE', '- 1']]) {
+        const name = `${table}_count_${event.toLowerCase()}`;
+        await db.raw(
+          `CREATE TRIGGER ${name} AFTER ${event} ON ${table} FOR EACH ROW ` +
+            `${mysql ? '' : 'BEGIN '}UPDATE record_counts SET n = n ${delta} WHERE table_name = '${table}' AND slot = ${slot}${mysql ? '' : '; END'}`,
+        );
+      }
+    }
+  },
+  async down(db) {
+    for (const table of RECORD_TABLES) {
+      for (const event of ['insert', 'delete']) await db.raw(`DROP TRIGGER IF EXISTS ${table}_count_${event}`);
+    }
+  },
+};
+
 const source: Knex.MigrationSource<string> = {
   getMigrations: async () => Object.keys(migrations).sort(),
   getMigrationName: (name) => name,

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Db } from './connection';
-import { bumpCount, countAll } from './counts';
+import { countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
 import { applyOrder, type OrderKey } from './order';
@@ -55,11 +55,6 @@ async function countRows(query: Knex.QueryBuilder): Promise<number> {
   return Number(n);
 }
 
-/** Runs `work` in the caller's transaction, or in a new one. */
-function inTransaction<T>(db: Queryable, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return (db as Knex.Transaction).isTransaction ? work(db as Knex.Transaction) : db.transaction(work);
-}
-
 export interface SeekRequest {
   terms: readonly string[];
   filters: readonly Filter[];
@@ -91,14 +86,14 @@ export async function findRecord(db: Queryable, table: string, id: number): Prom
   return db(table).where({ id }).first();
 }
 
+/**
+ * Inserts a row and returns it as stored: the values, its id, and version 1 (the column's
+ * default). No read-back: the columns store the values as given (text, dates, and prices,
+ * which the serializer formats).
+ */
 export async function insertRecord(db: Queryable, table: string, values: Values): Promise<Row> {
-  return inTransaction(db, async (trx) => {
-    const [id] = await trx(table).insert(values);
-    await bumpCount(trx, table, 1);
-    const row = await findRecord(trx, table, Number(id));
-    if (!row) throw new Error(`inserted ${table} row ${id} was not found`);
-    return row;
-  });
+  const [id] = await db(table).insert(values);
+  return { ...values, id: Number(id), version: 1 };
 }
 
 /**
@@ -122,11 +117,7 @@ export async function updateRecord(
 }
 
 export async function deleteRecord(db: Queryable, table: string, id: number, condition: VersionCondition = {}): Promise<boolean> {
-  return inTransaction(db, async (trx) => {
-    const query = trx(table).where({ id });
-    if (condition.versions) query.whereIn('version', [...condition.versions]);
-    const deleted = await query.delete();
-    if (deleted) await bumpCount(trx, table, -deleted);
-    return deleted > 0;
-  });
+  const query = db(table).where({ id });
+  if (condition.versions) query.whereIn('version', [...condition.versions]);
+  return (await query.delete()) > 0;
 }

@@ -51,8 +51,11 @@ function timestamp(value: unknown): string {
   return `${String(value).replace(' ', 'T')}Z`;
 }
 
+/** Exactly two decimals, whether the value is MySQL's DECIMAL string, SQLite's REAL or as sent. */
 function decimal(value: unknown): string {
-  return typeof value === 'number' ? value.toFixed(2) : String(value);
+  const text = String(value);
+  const [whole, fraction = ''] = text.split('.');
+  return /^[0-9]+(\.[0-9]*)?$/.test(text) && fraction.length <= 2 ? `${whole}.${fraction.padEnd(2, '0')}` : Number(value).toFixed(2);
 }
 
 /** The six operations of one collection, as one generic pipeline driven by its declaration. */
