@@ -396,6 +396,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Metrics
+         * @description Prometheus text format: `http_requests_total` by `operation_id` and `status`, the `http_request_duration_seconds` histogram by `operation_id`, the database pool (`db_pool_connections_in_use`, `db_pool_acquires_waiting`, ...) and the process's own.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -426,6 +446,11 @@ export interface components {
              * @example Request validation failed
              */
             detail?: string;
+            /**
+             * @description The request's `X-Request-Id`, to quote when reporting the problem.
+             * @example 3f1c9c1e-5d2a-4b8e-9a51-0c7e8f1d2b6a
+             */
+            request_id?: string;
             /** @description One entry per invalid field or parameter. */
             errors?: components["schemas"]["FieldError"][];
         };
@@ -759,6 +784,7 @@ export interface components {
         /** @description The record was deleted. No body. */
         Deleted: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content?: never;
@@ -766,6 +792,7 @@ export interface components {
         /** @description The request breaks the contract; `errors` names every field or parameter at fault. */
         BadRequest: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -775,6 +802,7 @@ export interface components {
         /** @description No record has this id, or the id is not a positive integer. */
         NotFound: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -792,6 +820,7 @@ export interface components {
         /** @description The page is past the last one. */
         PageNotFound: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -810,6 +839,7 @@ export interface components {
         MethodNotAllowed: {
             headers: {
                 Allow: components["headers"]["Allow"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -824,9 +854,29 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The deployment requires a bearer token (`API_TOKENS`) and the request has none, or a wrong one. */
+        Unauthorized: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Unauthorized",
+                 *       "status": 401,
+                 *       "detail": "A valid bearer token is required"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description A unique field already has this value in another record; `errors` names the field. */
         Conflict: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -850,6 +900,7 @@ export interface components {
         /** @description The body is larger than the configured limit (1 MiB by default). */
         PayloadTooLarge: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -867,6 +918,7 @@ export interface components {
         /** @description The body is not `application/json` (UTF-8). */
         UnsupportedMediaType: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -881,10 +933,32 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The database cannot be reached. Nothing was changed; try again after `Retry-After` seconds. */
+        /** @description This client has used its quota (`RATE_LIMIT_PER_MINUTE`); try again after `Retry-After` seconds. */
+        TooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Too Many Requests",
+                 *       "status": 429,
+                 *       "detail": "Too many requests; try again in 42 seconds"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The database cannot be reached, or did not answer within the query timeout. Nothing was changed; try again after `Retry-After` seconds. */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -902,6 +976,7 @@ export interface components {
         /** @description An unexpected error. The body carries no stack trace or SQL; the service log has them. */
         InternalError: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -931,6 +1006,8 @@ export interface components {
          *     must occur, ignoring case, in at least one of the collection's search fields.
          */
         search: string;
+        /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+        RequestId: string;
     };
     requestBodies: never;
     headers: {
@@ -940,6 +1017,14 @@ export interface components {
         Allow: string;
         /** @description Seconds to wait before trying again. */
         "Retry-After": number;
+        /** @description The request's id: the client's `X-Request-Id` when it is sane, else one the service made. The log line of the request carries it; error bodies repeat it as `request_id`. */
+        "X-Request-Id": string;
+        /** @description The scheme to authenticate with (RFC 6750). */
+        "WWW-Authenticate": string;
+        /** @description What is left of this client's quota: `r` requests for `t` more seconds (IETF draft-ietf-httpapi-ratelimit-headers-08). Sent on every `/api/` response when the deployment sets `RATE_LIMIT_PER_MINUTE`. */
+        RateLimit: string;
+        /** @description The quota: `q` requests a window of `w` seconds, per client address. */
+        "RateLimit-Policy": string;
     };
     pathItems: never;
 }
@@ -958,7 +1043,10 @@ export interface operations {
                  */
                 search?: components["parameters"]["search"];
             };
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -967,6 +1055,7 @@ export interface operations {
             /** @description A page of posts. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -974,8 +1063,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -983,7 +1074,10 @@ export interface operations {
     createPost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -997,6 +1091,7 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1004,9 +1099,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1014,7 +1111,10 @@ export interface operations {
     getPost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1026,14 +1126,17 @@ export interface operations {
             /** @description The post. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Post"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1041,7 +1144,10 @@ export interface operations {
     replacePost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1057,6 +1163,7 @@ export interface operations {
             /** @description The replaced post. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1064,10 +1171,12 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1075,7 +1184,10 @@ export interface operations {
     deletePost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1085,8 +1197,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             204: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1094,7 +1208,10 @@ export interface operations {
     updatePost: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1110,6 +1227,7 @@ export interface operations {
             /** @description The updated post. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1117,10 +1235,12 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1138,7 +1258,10 @@ export interface operations {
                  */
                 search?: components["parameters"]["search"];
             };
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1147,6 +1270,7 @@ export interface operations {
             /** @description A page of products. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1154,8 +1278,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1163,7 +1289,10 @@ export interface operations {
     createProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1177,6 +1306,7 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1184,9 +1314,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1194,7 +1326,10 @@ export interface operations {
     getProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1206,14 +1341,17 @@ export interface operations {
             /** @description The product. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Product"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1221,7 +1359,10 @@ export interface operations {
     replaceProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1237,6 +1378,7 @@ export interface operations {
             /** @description The replaced product. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1244,10 +1386,12 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1255,7 +1399,10 @@ export interface operations {
     deleteProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1265,8 +1412,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             204: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1274,7 +1423,10 @@ export interface operations {
     updateProduct: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1290,6 +1442,7 @@ export interface operations {
             /** @description The updated product. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1297,10 +1450,12 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1318,7 +1473,10 @@ export interface operations {
                  */
                 search?: components["parameters"]["search"];
             };
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1327,6 +1485,7 @@ export interface operations {
             /** @description A page of books. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1334,8 +1493,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1343,7 +1504,10 @@ export interface operations {
     createBook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1357,6 +1521,7 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1364,10 +1529,12 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1375,7 +1542,10 @@ export interface operations {
     getBook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1387,14 +1557,17 @@ export interface operations {
             /** @description The book. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Book"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1402,7 +1575,10 @@ export interface operations {
     replaceBook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1418,6 +1594,7 @@ export interface operations {
             /** @description The replaced book. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1425,11 +1602,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1437,7 +1616,10 @@ export interface operations {
     deleteBook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1447,8 +1629,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             204: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1456,7 +1640,10 @@ export interface operations {
     updateBook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1472,6 +1659,7 @@ export interface operations {
             /** @description The updated book. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1479,11 +1667,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1501,7 +1691,10 @@ export interface operations {
                  */
                 search?: components["parameters"]["search"];
             };
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1510,6 +1703,7 @@ export interface operations {
             /** @description A page of users. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1517,8 +1711,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1526,7 +1722,10 @@ export interface operations {
     createUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1540,6 +1739,7 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1547,10 +1747,12 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1558,7 +1760,10 @@ export interface operations {
     getUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1570,14 +1775,17 @@ export interface operations {
             /** @description The user. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["User"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1585,7 +1793,10 @@ export interface operations {
     replaceUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1601,6 +1812,7 @@ export interface operations {
             /** @description The replaced user. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1608,11 +1820,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1620,7 +1834,10 @@ export interface operations {
     deleteUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1630,8 +1847,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             204: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1639,7 +1858,10 @@ export interface operations {
     updateUser: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1655,6 +1877,7 @@ export interface operations {
             /** @description The updated user. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1662,11 +1885,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1684,7 +1909,10 @@ export interface operations {
                  */
                 search?: components["parameters"]["search"];
             };
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1693,6 +1921,7 @@ export interface operations {
             /** @description A page of tasks. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1700,8 +1929,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1709,7 +1940,10 @@ export interface operations {
     createTask: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1723,6 +1957,7 @@ export interface operations {
             201: {
                 headers: {
                     Location: components["headers"]["Location"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1730,9 +1965,11 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1740,7 +1977,10 @@ export interface operations {
     getTask: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1752,14 +1992,17 @@ export interface operations {
             /** @description The task. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["Task"];
                 };
             };
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1767,7 +2010,10 @@ export interface operations {
     replaceTask: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1783,6 +2029,7 @@ export interface operations {
             /** @description The replaced task. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1790,10 +2037,12 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1801,7 +2050,10 @@ export interface operations {
     deleteTask: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1811,8 +2063,10 @@ export interface operations {
         requestBody?: never;
         responses: {
             204: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1820,7 +2074,10 @@ export interface operations {
     updateTask: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
                 id: components["parameters"]["id"];
@@ -1836,6 +2093,7 @@ export interface operations {
             /** @description The updated task. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1843,10 +2101,12 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1854,7 +2114,10 @@ export interface operations {
     getOpenApiJson: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1863,6 +2126,7 @@ export interface operations {
             /** @description The OpenAPI document. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1877,7 +2141,10 @@ export interface operations {
     getOpenApiYaml: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1886,6 +2153,7 @@ export interface operations {
             /** @description The OpenAPI document. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1898,7 +2166,10 @@ export interface operations {
     getDocs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1907,6 +2178,7 @@ export interface operations {
             /** @description The reference page. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1916,6 +2188,7 @@ export interface operations {
             /** @description The page has not been built (`npm run docs`, which `npm install` runs). */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1928,7 +2201,10 @@ export interface operations {
     getHealth: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1937,6 +2213,7 @@ export interface operations {
             /** @description The process is up. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1954,7 +2231,10 @@ export interface operations {
     getReadiness: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1963,6 +2243,7 @@ export interface operations {
             /** @description Ready to serve. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1976,6 +2257,32 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example http_requests_total{operation_id="listBooks",status="200"} 42 */
+                    "text/plain": string;
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
         };
     };
 }

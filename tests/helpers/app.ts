@@ -33,7 +33,6 @@ export async function startTestApp(options: Partial<AppOptions> = {}): Promise<T
     db: database.db,
     bodyLimit: 1024 * 1024,
     fallbackHost: 'localhost',
-    logError: () => {},
     ...options,
   });
   const server: Server = await new Promise((resolve) => {

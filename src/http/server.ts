@@ -1,0 +1,56 @@
+import type { Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+import { ConfigError } from '../config';
+
+/** Listens, or fails with a ConfigError naming the problem (a port in use, above all). */
+export async function listen(app: Express, port: number, host: string): Promise<{ server: Server; port: number }> {
+  const server: Server = await new Promise((resolve, reject) => {
+    const s = app.listen(port, host, () => resolve(s));
+    s.once('error', (err: NodeJS.ErrnoException) =>
+      reject(new ConfigError(err.code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use` : `cannot listen on ${host}:${port}: ${err.message}`)),
+    );
+  });
+  return { server, port: (server.address() as AddressInfo).port };
+}
+
+export interface Drain {
+  /** Requests being answered now. */
+  inFlight(): number;
+  /**
+   * Stops accepting connections, lets every request in flight finish, closes keep-alive
+   * connections as soon as they are idle, and resolves true once the last one is closed, or
+   * false when `timeoutMs` ran out first (the rest are then cut).
+   */
+  shutdown(timeoutMs: number): Promise<boolean>;
+}
+
+export function drainable(server: Server): Drain {
+  const open = new Set<ServerResponse>();
+  let closing = false;
+  // Before the app sees the request: once closing, every answer says `Connection: close`, so that
+  // a keep-alive connection ends with the answer it is carrying instead of waiting to be reused.
+  server.prependListener('request', (_req, res: ServerResponse) => {
+    open.add(res);
+    res.once('close', () => open.delete(res));
+    if (closing) res.setHeader('Connection', 'close');
+  });
+  return {
+    inFlight: () => open.size,
+    shutdown(timeoutMs) {
+      closing = true;
+      for (const res of open) if (!res.headersSent) res.setHeader('Connection', 'close');
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => {
+          server.closeAllConnections();
+          resolve(false);
+        }, timeoutMs);
+        server.close(() => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+        server.closeIdleConnections();
+      });
+    },
+  };
+}
