@@ -135,7 +135,8 @@ export function isMysql(db: Db): boolean {
 /** Creates the MySQL database named in the config if it is missing (used by tests and first start). */
 export async function ensureMysqlDatabase(config: DatabaseConfig): Promise<void> {
   if (config.client !== 'mysql') return;
-  const admin = openDb({ ...config, database: '' } as DatabaseConfig);
+  // Quiet: a failure here is thrown to the caller, which reports it once.
+  const admin = openDb({ ...config, database: '' } as DatabaseConfig, DEFAULT_POOL, { warn() {}, error() {} });
   try {
     await admin.raw('CREATE DATABASE IF NOT EXISTS ?? CHARACTER SET utf8mb4 COLLATE utf8mb4_bin', [config.database]);
   } finally {

@@ -1,15 +1,17 @@
-import type { Server, ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
 import { ConfigError } from '../config';
 
 /** Listens, or fails with a ConfigError naming the problem (a port in use, above all). */
 export async function listen(app: Express, port: number, host: string): Promise<{ server: Server; port: number }> {
-  const server: Server = await new Promise((resolve, reject) => {
-    const s = app.listen(port, host, () => resolve(s));
-    s.once('error', (err: NodeJS.ErrnoException) =>
+  // Not app.listen: Express 5 calls its callback on errors too, as if listening.
+  const server = createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
       reject(new ConfigError(err.code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use` : `cannot listen on ${host}:${port}: ${err.message}`)),
     );
+    server.listen(port, host, resolve);
   });
   return { server, port: (server.address() as AddressInfo).port };
 }
