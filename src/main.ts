@@ -1,7 +1,7 @@
 import { createApp } from './app';
 import { type Config, ConfigError, loadConfig } from './config';
 import { applyQueryTimeout, ensureMysqlDatabase, openDb } from './db/connection';
-import { migrate } from './db/migrations';
+import { migrateDatabase } from './db/migrations';
 import { drainable, listen } from './http/server';
 import { createLogger, type Logger } from './logger';
 
@@ -15,10 +15,11 @@ async function main(): Promise<void> {
   await ensureMysqlDatabase(config.database).catch((err) => {
     throw new ConfigError(`cannot reach the database (${where}): ${(err as Error).message}`);
   });
-  const db = openDb(config.database, config.pool, { warn: (m) => logger.warn(m), error: (m) => logger.error(m) });
-  await migrate(db).catch((err) => {
+  const dbLog = { warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) };
+  await migrateDatabase(config.database, dbLog).catch((err) => {
     throw new ConfigError(`cannot prepare the database (${where}): ${(err as Error).message}`);
   });
+  const db = openDb(config.database, config.pool, dbLog);
   applyQueryTimeout(db, config.pool.queryTimeoutMs);
   const app = await createApp({
     db,

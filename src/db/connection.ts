@@ -87,7 +87,7 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
  * Gives every later query and raw statement of `db` a timeout, unless it sets its own. On MySQL
  * the statement is killed (KILL QUERY, on a connection of its own) so that it does not hold its
  * connection; better-sqlite3 runs statements synchronously, so there is nothing to cancel.
- * Called after migrations, which may rightly wait longer (for another instance's lock).
+ * Not for the pool that migrates, which may rightly wait longer (for another instance's lock).
  */
 export function applyQueryTimeout(db: Db, ms: number): void {
   const client = db.client as { runner(builder: unknown): unknown };

@@ -40,9 +40,9 @@ export interface TestAppOptions extends Partial<AppOptions> {
 /** The real app, listening on a free port, on a fresh database of the dialect under test. */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const { pool, ...appOptions } = options;
-  const database = await createTestDatabase(pool);
   const logs: Record<string, any>[] = [];
   const logger = createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line)) });
+  const database = await createTestDatabase(pool, { warn: (m) => logger.warn(m), error: (m) => logger.error(m) });
   const app = await createApp({
     db: database.db,
     bodyLimit: 1024 * 1024,

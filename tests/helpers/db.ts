@@ -3,8 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDatabaseUrl, type DatabaseConfig, type PoolConfig } from '../../src/config';
-import { applyQueryTimeout, ensureMysqlDatabase, openDb, type Db } from '../../src/db/connection';
-import { migrate } from '../../src/db/migrations';
+import { applyQueryTimeout, type DbLog, ensureMysqlDatabase, openDb, type Db } from '../../src/db/connection';
+import { migrateDatabase } from '../../src/db/migrations';
 
 export const dialect: 'mysql' | 'sqlite' = process.env.TEST_DB === 'mysql' ? 'mysql' : 'sqlite';
 
@@ -20,13 +20,13 @@ export interface TestDatabase {
 
 /**
  * A fresh, migrated database of its own for one test file, in the dialect under test; with
- * `pool`, that pool size and query timeout (as the service applies them, after migrations).
+ * `pool`, that pool size and query timeout, as the service applies them.
  */
-export async function createTestDatabase(pool?: PoolConfig): Promise<TestDatabase> {
+export async function createTestDatabase(pool?: PoolConfig, log?: DbLog): Promise<TestDatabase> {
   const config = freshConfig();
   await ensureMysqlDatabase(config);
-  const db = openDb(config, pool);
-  await migrate(db);
+  await migrateDatabase(config, log);
+  const db = openDb(config, pool, log);
   if (pool) applyQueryTimeout(db, pool.queryTimeoutMs);
   return { config, db, drop: () => dropTestDatabase(config, db) };
 }
