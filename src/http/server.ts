@@ -1,5 +1,5 @@
 import { createServer, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, Server as NetServer } from 'node:net';
 import type { Express } from 'express';
 import { ConfigError } from '../config';
 
@@ -20,12 +20,18 @@ export interface Drain {
   /** Requests being answered now. */
   inFlight(): number;
   /**
-   * Stops accepting connections, lets every request in flight finish, closes keep-alive
-   * connections as soon as they are idle, and resolves true once the last one is closed, or
-   * false when `timeoutMs` ran out first (the rest are then cut).
+   * Stops accepting connections, lets every request in flight finish, answers everything with
+   * `Connection: close`, closes keep-alive connections that stay idle, and resolves true once the
+   * last one is closed, or false when `timeoutMs` ran out first (the rest are then cut).
    */
   shutdown(timeoutMs: number): Promise<boolean>;
 }
+
+// How long a keep-alive connection may stay idle once shutdown began. A client that is sending
+// requests back to back gets its next answer with `Connection: close` within this time; closing
+// its connection at once would instead race with a request already on the wire (which the
+// server never reads, and the client sees as a reset).
+const IDLE_GRACE_MS = 200;
 
 export function drainable(server: Server): Drain {
   const open = new Set<ServerResponse>();
@@ -43,15 +49,18 @@ export function drainable(server: Server): Drain {
       closing = true;
       for (const res of open) if (!res.headersSent) res.setHeader('Connection', 'close');
       return new Promise((resolve) => {
+        const idle = setInterval(() => server.closeIdleConnections(), IDLE_GRACE_MS);
         const timer = setTimeout(() => {
+          clearInterval(idle);
           server.closeAllConnections();
           resolve(false);
         }, timeoutMs);
-        server.close(() => {
+        // net's close, not http's: that one also closes idle connections at once (see above).
+        NetServer.prototype.close.call(server, () => {
+          clearInterval(idle);
           clearTimeout(timer);
           resolve(true);
         });
-        server.closeIdleConnections();
       });
     },
   };
