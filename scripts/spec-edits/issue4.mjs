@@ -8,10 +8,15 @@
 //
 // Idempotent (a second run changes nothing), and it keeps the file's own formatting: every edit
 // goes through the `yaml` package's document model, which round-trips this file byte for byte.
+// `--check` changes nothing and exits 1 when the spec lacks any of the edits. A file name
+// argument edits that file instead of openapi/openapi.yaml.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { isMap, isScalar, isSeq, Pair, parseDocument, Scalar, YAMLMap, YAMLSeq } from 'yaml';
 
-const FILE = new URL('../../openapi/openapi.yaml', import.meta.url);
+// The spec to edit: openapi/openapi.yaml, or the file named on the command line.
+const named = process.argv.slice(2).find((a) => !a.startsWith('--'));
+const FILE = named ? new URL(named, `file://${process.cwd()}/`) : new URL('../../openapi/openapi.yaml', import.meta.url);
+const LABEL = named ?? 'openapi/openapi.yaml';
 const text = readFileSync(FILE, 'utf8');
 const doc = parseDocument(text);
 const render = (d) =>
@@ -50,11 +55,11 @@ function key(name) {
 
 /** The map at `path`, created (at `index`, or at the end) when it is missing. */
 function mapAt(parent, name, index) {
-  let m = parent.get(name, true);
-  if (!m) {
-    m = new YAMLMap();
-    insert(parent, name, m, index);
-  }
+  const pair = parent.items.find((p) => p.key.value === name);
+  if (pair && isMap(pair.value)) return pair.value;
+  const m = new YAMLMap();
+  if (pair) pair.value = m; // an empty `name:` is null
+  else insert(parent, name, m, index);
   return m;
 }
 
@@ -271,5 +276,9 @@ editDescription(doc.get('info'), (d) => {
 });
 
 const result = render(doc);
+if (process.argv.includes('--check')) {
+  console.log(result === text ? `${LABEL} has the issue 4 edits` : `${LABEL} lacks some issue 4 edits: run node scripts/spec-edits/issue4.mjs`);
+  process.exit(result === text ? 0 : 1);
+}
 if (result !== text) writeFileSync(FILE, result);
-console.log(result === text ? 'openapi/openapi.yaml: issue 4 edits already applied' : 'openapi/openapi.yaml: issue 4 edits applied');
+console.log(`${LABEL}: issue 4 edits ${result === text ? 'already applied' : 'applied'}`);
