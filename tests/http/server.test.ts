@@ -62,8 +62,8 @@ test('SIGTERM under load: every accepted request is answered, then exit 0', asyn
 
   const load = runLoad(url, 8, (n) => (n % 3 ? create(n) : { method: 'GET', path: '/api/posts/?page_size=10' }), (o) => Boolean(o.error));
   await sleep(1000);
-  const uploads = [1, 2, 3].map((i) => slowUpload(url, `slow-${i}`, 1500));
-  await sleep(300);
+  const uploads = [1, 2, 3].map((i) => slowUpload(url, `slow-${i}`, 2000));
+  await sleep(500);
   const termAt = Date.now();
   service.child.kill('SIGTERM');
 
@@ -113,5 +113,5 @@ test('SIGTERM under load: every accepted request is answered, then exit 0', asyn
   expect(idleClosedAt).toBeLessThan(Math.min(...slow.map((s) => s.at)));
   // Every request the service answered was logged, and every logged request was answered.
   for (const o of answered) expect(accepted.get(o.requestId)).toMatchObject({ status: o.status });
-  expect(answered.length).toBeGreaterThan(50);
+  expect(answered.length).toBeGreaterThan(20);
 }, 60000);
