@@ -56,12 +56,13 @@ async function main(): Promise<void> {
   process.on('SIGINT', stop);
 }
 
+/** What the service runs with; `listening` comes last, once it takes requests. */
 function logStart(logger: Logger, config: Config, port: number, database: string): void {
-  logger.info({ url: `http://${config.host}:${port}/`, port, database, poolSize: config.pool.size, queryTimeoutMs: config.pool.queryTimeoutMs }, 'listening');
   if (config.apiTokens.length) logger.info({ tokens: config.apiTokens.length }, '/api/ requires a bearer token (API_TOKENS)');
   else logger.warn('API_TOKENS is not set: /api/ is open to every client');
   if (config.rateLimitPerMinute) logger.info({ perMinute: config.rateLimitPerMinute }, 'rate limit per client address');
   if (config.corsOrigins.length) logger.info({ origins: config.corsOrigins }, 'CORS allowed for these origins');
+  logger.info({ url: `http://${config.host}:${port}/`, port, database, poolSize: config.pool.size, queryTimeoutMs: config.pool.queryTimeoutMs }, 'listening');
 }
 
 main().catch((err: unknown) => {

@@ -48,7 +48,7 @@ export interface RunningService extends ServiceProcess {
   port: number;
 }
 
-/** Starts the service on a free port and waits for its `listening` line. */
+/** Starts the service on a free port and waits for its `listening` line (its last at start-up). */
 export async function startService(env: Record<string, string>, timeoutMs = 60000): Promise<RunningService> {
   const service = spawnService({ PORT: '0', HOST: '127.0.0.1', ...env });
   const deadline = Date.now() + timeoutMs;

@@ -52,6 +52,37 @@ describe('bearer tokens (API_TOKENS)', () => {
   });
 });
 
+describe('the spec declares it', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  test('the bearer scheme, required on every /api/ operation with 401 and 429, and the service operations open', async () => {
+    const spec = (await app.request('GET', '/openapi.json')).body;
+    expect(spec.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const seen: Record<string, unknown>[] = [];
+    for (const [path, item] of Object.entries<Record<string, any>>(spec.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        if (!op.operationId) continue;
+        const api = path.startsWith('/api/');
+        seen.push({
+          operation: `${method} ${path}`,
+          security: op.security ?? spec.security,
+          responses: ['401', '429'].filter((code) => code in op.responses),
+        });
+        expect(seen.at(-1)).toEqual({
+          operation: `${method} ${path}`,
+          security: api ? [{ bearerAuth: [] }] : [],
+          responses: api ? ['401', '429'] : [],
+        });
+      }
+    }
+    expect(seen.length).toBe(36);
+  });
+});
+
 describe('without API_TOKENS the API is open', () => {
   let app: TestApp;
   beforeAll(async () => {
