@@ -1,13 +1,18 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
-import type { Db } from './db/connection';
+import { type Db, poolStats } from './db/connection';
 import { classifyDbError } from './db/errors';
 import { operationHandlers } from './handlers';
 import { serviceHandlers } from './handlers/service';
+import { apiRateLimit, bearerAuth, corsFor, unauthorized } from './http/access';
+import { securityHeaders } from './http/headers';
+import { createMetrics } from './http/metrics';
 import { sendProblem } from './http/problem';
+import { requestContext } from './http/requestContext';
 import { routeTable } from './http/routes';
 import { fieldErrors, malformedStrings, onlyPathErrors, operationParams } from './http/validation';
+import { type Logger, silentLogger } from './logger';
 import { loadSpec, readSpecText } from './spec';
 
 export interface AppOptions {
@@ -15,8 +20,16 @@ export interface AppOptions {
   bodyLimit: number;
   /** Host for absolute links when a request's Host header is missing or not sane. */
   fallbackHost: string;
-  /** Where unexpected errors are reported (they never reach the client). */
-  logError?: (err: unknown, req: Request) => void;
+  /** Request lines and unexpected errors (which never reach the client). Default: silent. */
+  logger?: Logger;
+  /** Bearer tokens that operations with a security requirement need; none: the API is open. */
+  apiTokens?: readonly string[];
+  /** Origins browsers may call from (`*`: any); none: no CORS headers. */
+  corsOrigins?: readonly string[];
+  /** Requests a minute per client address on /api/; undefined: unlimited. */
+  rateLimitPerMinute?: number;
+  /** Proxy hops whose X-Forwarded-For is believed for the client address (0: none). */
+  trustProxy?: number;
 }
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
@@ -27,7 +40,9 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   const specText = readSpecText();
   const spec = loadSpec(specText);
   const specJson = JSON.stringify(spec);
-  const logError = options.logError ?? ((err) => console.error(err));
+  const logger = options.logger ?? silentLogger;
+  const tokens = options.apiTokens ?? [];
+  const metrics = createMetrics(() => poolStats(options.db));
 
   const api = new OpenAPIBackend({
     definition: loadSpec(specText),
@@ -36,13 +51,20 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     coerceTypes: true,
     ignoreTrailingSlashes: false,
     ajvOpts: { allErrors: true, verbose: true },
+    securityHandlers: {
+      bearerAuth: (_c: Context, _req: Request, res: Response) => tokens.length === 0 || res.locals.authenticated === true,
+    },
     customizeAjv: (ajv) => {
       addFormats(ajv, { mode: 'full' });
       return ajv;
     },
     handlers: {
       ...operationHandlers({ db: options.db, spec, fallbackHost: options.fallbackHost }),
-      ...serviceHandlers({ db: options.db, specText, specJson }),
+      ...serviceHandlers({ db: options.db, specText, specJson, metrics: metrics.registry }),
+      // The bearerAuth middleware below has checked the token before the body was read; this
+      // makes the spec's security requirements binding for whatever that check let through.
+      unauthorizedHandler: async (_c: Context, _req: Request, res: Response) =>
+        unauthorized(res, 'This API requires Authorization: Bearer <token>', false),
       validationFail: async (c: Context, _req: Request, res: Response) => {
         const errors = c.validation.errors ?? [];
         if (onlyPathErrors(errors)) return sendProblem(res, 404, 'No record with this id');
@@ -70,6 +92,14 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  app.set('trust proxy', options.trustProxy ?? 0);
+
+  app.use(requestContext(routes, logger, metrics));
+  app.use(securityHeaders('/docs'));
+  if (options.corsOrigins?.length) app.use(corsFor(options.corsOrigins));
+  // Counted before the token check, so that guessing tokens is limited too.
+  if (options.rateLimitPerMinute) app.use(apiRateLimit(options.rateLimitPerMinute, logger));
+  if (tokens.length) app.use(bearerAuth(tokens));
 
   // Paths end with a slash; the same path without it is redirected, keeping method and query.
   app.use((req, res, next) => {
@@ -108,10 +138,10 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
       const bad = malformedStrings(req.body);
       if (bad.length) return sendProblem(res, 400, 'Request validation failed', bad);
       const method = req.method === 'HEAD' ? 'GET' : req.method;
-      const found = routes.match(method, req.path);
+      const found = res.locals.route;
       const q = req.originalUrl.indexOf('?');
       const rawQuery = q === -1 ? '' : req.originalUrl.slice(q + 1);
-      const params = found.kind === 'operation'
+      const params = found?.kind === 'operation'
         ? operationParams(found.operation, found.params, req.query as Record<string, unknown>, rawQuery)
         : undefined;
       if (params?.loose === 'path') return sendProblem(res, 404, 'No record with this id');
@@ -126,20 +156,23 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     }
   });
 
-  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
     const type = (err as { type?: string }).type;
-    if (res.headersSent) return logError(err, req);
+    const requestId = res.locals.requestId;
+    if (res.headersSent) return logger.error({ err, requestId }, 'error after the answer began');
     if (type === 'entity.parse.failed') return sendProblem(res, 400, 'The request body is not valid JSON');
     if (type === 'entity.too.large') return sendProblem(res, 413, `The request body is larger than ${options.bodyLimit} bytes`);
     if (type === 'charset.unsupported' || type === 'encoding.unsupported') {
       return sendProblem(res, 415, 'The request body must be UTF-8 application/json');
     }
     if (type === 'request.aborted' || type === 'request.size.invalid') return sendProblem(res, 400, 'The request body is incomplete');
-    if (classifyDbError(err, '', [])?.kind === 'unavailable') {
+    const failure = classifyDbError(err, '', []);
+    if (failure?.kind === 'unavailable') {
+      logger.warn({ err, requestId }, 'database unavailable');
       res.set('Retry-After', String(RETRY_AFTER_SECONDS));
-      return sendProblem(res, 503, 'The database is unavailable');
+      return sendProblem(res, 503, failure.timeout ? 'The database did not answer in time' : 'The database is unavailable');
     }
-    logError(err, req);
+    logger.error({ err, requestId }, 'unexpected error');
     sendProblem(res, 500, 'An unexpected error occurred');
   });
 

@@ -18,7 +18,7 @@ type Assert<T extends true> = T;
 export type SpecHasOurs = Assert<RecordOperationId extends OperationId ? true : false>;
 export type OursCoverSpec = Assert<Exclude<OperationId, ServiceOperationId> extends RecordOperationId ? true : false>;
 /** Operations around the records (src/handlers/service.ts). */
-export type ServiceOperationId = 'getOpenApiJson' | 'getOpenApiYaml' | 'getDocs' | 'getHealth' | 'getReadiness';
+export type ServiceOperationId = 'getOpenApiJson' | 'getOpenApiYaml' | 'getDocs' | 'getHealth' | 'getReadiness' | 'getMetrics';
 
 /**
  * A collection, declared. Fields, their rules and defaults, and page limits come from the

@@ -1,16 +1,39 @@
 // Configuration from the environment. A bad value is a ConfigError, which main.ts prints as one
-// line and exits 1 with; nothing here touches the network.
+// line and exits 1 with; nothing here touches the network (API_TOKENS_FILE is read).
+import { readFileSync } from 'node:fs';
+
 export class ConfigError extends Error {}
 
 export type DatabaseConfig =
   | { client: 'mysql'; host: string; port: number; user: string; password: string; database: string }
   | { client: 'sqlite'; filename: string };
 
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+
 export interface Config {
   port: number;
   host: string;
   database: DatabaseConfig;
+  pool: PoolConfig;
   bodyLimit: number;
+  logLevel: LogLevel;
+  /** Bearer tokens that /api/ requires; empty: the API is open. */
+  apiTokens: string[];
+  /** Origins that browsers may call the API from; empty: no CORS headers at all. */
+  corsOrigins: string[];
+  /** Requests a minute per client address on /api/; undefined: no limit. */
+  rateLimitPerMinute: number | undefined;
+  /** Proxy hops in front of the service whose X-Forwarded-For is believed (0: none). */
+  trustProxy: number;
+  shutdownTimeoutMs: number;
+}
+
+export interface PoolConfig {
+  /** Largest number of open database connections (SQLite always uses one). */
+  size: number;
+  /** A statement still running after this long is cancelled and answered with 503. */
+  queryTimeoutMs: number;
 }
 
 export const DEFAULT_SQLITE_FILE = './data/records.sqlite3';
@@ -20,8 +43,73 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     port: parseInteger('PORT', env.PORT ?? '3000', 0, 65535),
     host: env.HOST || '127.0.0.1',
     database: parseDatabaseUrl(env.DATABASE_URL),
+    pool: {
+      size: parseInteger('DB_POOL_SIZE', env.DB_POOL_SIZE || '10', 1, 1000),
+      queryTimeoutMs: parseInteger('DB_QUERY_TIMEOUT_MS', env.DB_QUERY_TIMEOUT_MS || '5000', 100, 3_600_000),
+    },
     bodyLimit: parseSize('BODY_LIMIT', env.BODY_LIMIT ?? '1mb'),
+    logLevel: parseLogLevel(env.LOG_LEVEL || 'info'),
+    apiTokens: parseTokens(env),
+    corsOrigins: parseOrigins(env.CORS_ORIGINS ?? ''),
+    rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE ? parseInteger('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 1, 1_000_000) : undefined,
+    trustProxy: parseInteger('TRUST_PROXY', env.TRUST_PROXY || '0', 0, 10),
+    shutdownTimeoutMs: parseInteger('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS || '10000', 100, 3_600_000),
   };
+}
+
+function parseLogLevel(value: string): LogLevel {
+  const level = value.trim().toLowerCase();
+  if (!(LOG_LEVELS as readonly string[]).includes(level)) {
+    throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}, got "${value}"`);
+  }
+  return level as LogLevel;
+}
+
+// RFC 6750's b64token; short tokens are refused because they can be guessed.
+const TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+const MIN_TOKEN_LENGTH = 16;
+
+/** API_TOKENS (comma-separated) or API_TOKENS_FILE (one a line, or comma-separated). Never echoes a token. */
+function parseTokens(env: NodeJS.ProcessEnv): string[] {
+  if (env.API_TOKENS && env.API_TOKENS_FILE) throw new ConfigError('set API_TOKENS or API_TOKENS_FILE, not both');
+  let source = 'API_TOKENS';
+  let text = env.API_TOKENS ?? '';
+  if (env.API_TOKENS_FILE) {
+    source = 'API_TOKENS_FILE';
+    try {
+      text = readFileSync(env.API_TOKENS_FILE, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`API_TOKENS_FILE: cannot read ${env.API_TOKENS_FILE} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+  }
+  const tokens = text.split(/[,\r\n]+/).map((t) => t.trim()).filter(Boolean);
+  if ((env.API_TOKENS || env.API_TOKENS_FILE) && !tokens.length) throw new ConfigError(`${source} is set but holds no token`);
+  tokens.forEach((t, i) => {
+    if (!TOKEN.test(t)) throw new ConfigError(`${source}: token ${i + 1} has characters a bearer token cannot have`);
+    if (t.length < MIN_TOKEN_LENGTH) throw new ConfigError(`${source}: token ${i + 1} is shorter than ${MIN_TOKEN_LENGTH} characters`);
+  });
+  return tokens;
+}
+
+/** `https://app.example.com, http://localhost:5173`, or `*` for any origin. */
+export function parseOrigins(value: string): string[] {
+  const items = value.split(',').map((o) => o.trim()).filter(Boolean);
+  if (items.includes('*')) {
+    if (items.length > 1) throw new ConfigError('CORS_ORIGINS: "*" allows every origin and cannot be combined with others');
+    return ['*'];
+  }
+  return items.map((item) => {
+    let url: URL;
+    try {
+      url = new URL(item);
+    } catch {
+      throw new ConfigError(`CORS_ORIGINS: "${item}" is not an origin such as https://app.example.com`);
+    }
+    if (!/^https?:$/.test(url.protocol) || url.origin !== item.replace(/\/$/, '')) {
+      throw new ConfigError(`CORS_ORIGINS: "${item}" is not an origin such as https://app.example.com (scheme, host and port only)`);
+    }
+    return url.origin;
+  });
 }
 
 export function parseDatabaseUrl(url: string | undefined): DatabaseConfig {

@@ -1,186 +1,72 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import net, { type AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import type { DatabaseConfig } from '../src/config';
-import { openDb, type Db } from '../src/db/connection';
-import { createTestDatabase, dropTestDatabase, freshConfig, MYSQL_SERVER_URL } from './helpers/db';
+import { createServer, type Server } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { dialect, dropTestDatabase, freshConfig } from './helpers/db';
+import { databaseUrl, spawnService, startService } from './helpers/service';
 
-// The real entry point as an operator runs it: a child process configured by its environment.
-// It is run by node itself with tsx's loader (the same code `npx tsx src/main.ts` runs) so that
-// no npm wrapper adds its own lines to stderr or stands between the service and its signals.
+// src/main.ts in a process of its own: how it refuses to start, and what it says when it starts.
+const config = freshConfig();
+const DATABASE_URL = databaseUrl(config);
+let taken: Server;
+let takenPort: number;
+let closedPort: number;
 
-const ROOT = join(__dirname, '..');
-const START_TIMEOUT_MS = 30_000;
-const children = new Set<ChildProcess>();
-const tmpDirs: string[] = [];
-
-interface Run {
-  child: ChildProcess;
-  stdout: () => string;
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
-
-function start(env: Record<string, string>): Run {
-  const base = { ...process.env };
-  for (const k of ['PORT', 'HOST', 'DATABASE_URL', 'BODY_LIMIT']) delete base[k];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT,
-    env: { ...base, HOST: '127.0.0.1', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let out = '';
-  let err = '';
-  child.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  child.stderr!.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => {
-      children.delete(child);
-      resolve({ code, signal });
-    });
-  });
-  return { child, stdout: () => out, stderr: () => err, exited };
-}
-
-/** Waits for the process to end, killing it (and failing) if it runs past the bound. */
-async function untilExit(run: Run, ms: number) {
-  let timer: NodeJS.Timeout | undefined;
-  const timedOut = new Promise<'timeout'>((resolve) => (timer = setTimeout(() => resolve('timeout'), ms)));
-  const result = await Promise.race([run.exited, timedOut]);
-  clearTimeout(timer);
-  if (result === 'timeout') {
-    run.child.kill('SIGKILL');
-    await run.exited;
-    return { code: null, signal: null, timedOut: true, stdout: run.stdout(), stderr: run.stderr() };
-  }
-  return { ...result, timedOut: false, stdout: run.stdout(), stderr: run.stderr() };
-}
-
-/** The URL that the process says it listens on, once it says so. */
-async function listening(run: Run): Promise<string> {
-  const deadline = Date.now() + START_TIMEOUT_MS;
-  for (;;) {
-    const m = /listening on (http:\/\/[^\s/]+\/)/.exec(run.stdout());
-    if (m) return m[1];
-    if (run.child.exitCode !== null) throw new Error(`exited ${run.child.exitCode} before listening: ${run.stderr()}`);
-    if (Date.now() > deadline) throw new Error(`not listening after ${START_TIMEOUT_MS} ms: ${run.stdout()} ${run.stderr()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-function tmpSqliteUrl(): string {
-  const dir = mkdtempSync(join(tmpdir(), 'records-main-'));
-  tmpDirs.push(dir);
-  return `sqlite:${join(dir, 'records.sqlite3')}`;
-}
-
-function databaseUrl(config: DatabaseConfig): string {
-  if (config.client === 'sqlite') return `sqlite:${config.filename}`;
-  const url = new URL(MYSQL_SERVER_URL);
-  url.pathname = `/${config.database}`;
-  return url.toString();
-}
-
-afterEach(async () => {
-  // A test that failed half-way must not leave a service running.
-  for (const child of children) child.kill('SIGKILL');
+beforeAll(async () => {
+  taken = createServer();
+  await new Promise<void>((resolve) => taken.listen(0, '127.0.0.1', resolve));
+  takenPort = (taken.address() as AddressInfo).port;
+  // A port that was free a moment ago and that nothing listens on: connections are refused.
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  closedPort = (probe.address() as AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
 });
-afterAll(() => {
-  for (const dir of tmpDirs) rmSync(dir, { recursive: true, force: true });
+afterAll(async () => {
+  await new Promise((resolve) => taken.close(resolve));
+  await dropTestDatabase(config);
 });
 
-describe('a service that cannot start says why in one line and exits 1', () => {
-  let holder: net.Server;
-  let takenPort = 0;
-  beforeAll(async () => {
-    holder = net.createServer();
-    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
-    takenPort = (holder.address() as AddressInfo).port;
-  });
-  afterAll(() => new Promise((r) => holder.close(r)));
-
-  const rows: [string, { given: () => Record<string, string>; want: RegExp }][] = [
-    ['another database', { given: () => ({ DATABASE_URL: 'postgres://x' }), want: /DATABASE_URL: unknown scheme "postgres"/ }],
-    ['a DATABASE_URL that is not a URL', { given: () => ({ DATABASE_URL: 'records.sqlite3' }), want: /DATABASE_URL is not a URL/ }],
-    ['a PORT that is not a number', { given: () => ({ PORT: 'abc', DATABASE_URL: tmpSqliteUrl() }), want: /PORT must be a whole number, got "abc"/ }],
-    ['a PORT out of range', { given: () => ({ PORT: '70000', DATABASE_URL: tmpSqliteUrl() }), want: /PORT must be between 0 and 65535/ }],
-    ['a BODY_LIMIT that is not a size', { given: () => ({ BODY_LIMIT: 'lots', DATABASE_URL: tmpSqliteUrl() }), want: /BODY_LIMIT must be a size/ }],
-    [
-      'a MySQL server that does not answer',
-      { given: () => ({ PORT: '0', DATABASE_URL: 'mysql://root@127.0.0.1:1/records_test_x' }), want: /cannot reach the database \(MySQL 127\.0\.0\.1:1\/records_test_x\)/ },
-    ],
-    // Not a file a database can live in.
-    ['a SQLite path that is a directory', { given: () => ({ PORT: '0', DATABASE_URL: `sqlite:${tmpdir()}` }), want: /database/ }],
-    [
-      'a port already taken',
-      { given: () => ({ PORT: String(takenPort), DATABASE_URL: tmpSqliteUrl() }), want: /port \d+ on 127\.0\.0\.1 is already in use/ },
-    ],
-  ];
-  test.each(rows)('%s', async (_, { given, want }) => {
-    const result = await untilExit(start(given()), 10_000);
-    const lines = result.stderr.split('\n').filter((l) => l !== '');
-    expect({ timedOut: result.timedOut, code: result.code, lines }).toEqual({
-      timedOut: false,
-      code: 1,
-      lines: [expect.stringMatching(/^records API failed to start: /)],
-    });
-    expect(lines[0]).toMatch(want);
-    // An operator reads the terminal, both streams: a stack trace there is noise, not a reason.
-    expect(`${result.stdout}\n${result.stderr}`).not.toMatch(/^\s+at /m);
-    expect(result.stdout).not.toMatch(/listening/);
+describe('a bad configuration stops the service with one line and exit code 1', () => {
+  test.each<[string, { given: () => Record<string, string>; want: () => RegExp }]>([
+    ['unknown database scheme', { given: () => ({ DATABASE_URL: 'postgres://localhost/records' }), want: () => /DATABASE_URL: unknown scheme "postgres"/ }],
+    ['non-numeric port', { given: () => ({ DATABASE_URL, PORT: 'eighty' }), want: () => /PORT must be a whole number, got "eighty"/ }],
+    ['port already taken', { given: () => ({ DATABASE_URL, PORT: String(takenPort) }), want: () => new RegExp(`port ${takenPort} on 127\\.0\\.0\\.1 is already in use`) }],
+    ['database unreachable at start', {
+      given: () => ({ DATABASE_URL: `mysql://root@127.0.0.1:${closedPort}/records_test_unreachable` }),
+      want: () => new RegExp(`cannot reach the database \\(MySQL 127\\.0\\.0\\.1:${closedPort}/records_test_unreachable\\): .*ECONNREFUSED`),
+    }],
+    ['unreadable token file', { given: () => ({ DATABASE_URL, API_TOKENS_FILE: '/nonexistent/tokens' }), want: () => /API_TOKENS_FILE: cannot read \/nonexistent\/tokens \(ENOENT\)/ }],
+  ])('%s', async (_name, { given, want }) => {
+    const service = spawnService({ HOST: '127.0.0.1', ...given() });
+    const { code } = await service.exited;
+    expect(code).toBe(1);
+    const lines = service.stderr().split('\n').filter(Boolean);
+    expect(lines).toEqual([expect.stringMatching(/^records API failed to start: /)]);
+    expect(lines[0]).toMatch(want());
+    expect(service.stderr()).not.toMatch(/\n\s+at /);
+    expect(service.stdout()).toBe('');
   });
 });
 
-describe('two instances started at once on a fresh database', () => {
-  test('both serve, and the schema is migrated once', async () => {
-    const config = freshConfig();
-    // What one instance alone records, to compare the racing pair with.
-    const reference = await createTestDatabase();
-    let db: Db | undefined;
+describe('the start-up log', () => {
+  test.each<[string, { given: Record<string, string>; want: { level: string; msg: string }[] }]>([
+    ['without API_TOKENS it says that the API is open', {
+      given: {},
+      want: [{ level: 'warn', msg: 'API_TOKENS is not set: /api/ is open to every client' }],
+    }],
+    ['with API_TOKENS it says that a token is required, without the token', {
+      given: { API_TOKENS: 'tok_startup_log_0123456789' },
+      want: [{ level: 'info', msg: '/api/ requires a bearer token (API_TOKENS)' }],
+    }],
+  ])('%s', async (_name, { given, want }) => {
+    const service = await startService({ DATABASE_URL, ...given });
     try {
-      const env = { PORT: '0', DATABASE_URL: databaseUrl(config) };
-      const runs = [start(env), start(env)];
-      const urls = await Promise.all(runs.map(listening));
-      expect(new Set(urls).size).toBe(2);
-      // Opened only now: on SQLite, opening creates the file, and the pair must find none.
-      db = openDb(config);
-
-      for (const url of urls) {
-        const res = await fetch(`${url}api/posts/`);
-        const body = (await res.json()) as { count: number; results: unknown[] };
-        expect({ status: res.status, count: body.count, results: body.results }).toEqual({ status: 200, count: 0, results: [] });
-      }
-
-      // One database behind both: a write through one is read through the other.
-      const created = await fetch(`${urls[0]}api/posts/`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ title: 'Shared', content: 'Written through the first instance', author: 'ada' }),
-      });
-      expect(created.status).toBe(201);
-      const record = (await created.json()) as { id: number };
-      const read = await fetch(`${urls[1]}api/posts/${record.id}/`);
-      expect({ status: read.status, body: await read.json() }).toEqual({ status: 200, body: record });
-
-      const names = (await db('knex_migrations').select('name').orderBy('id')).map((r: { name: string }) => r.name);
-      const once = (await reference.db('knex_migrations').select('name').orderBy('id')).map((r: { name: string }) => r.name);
-      expect(once.length).toBeGreaterThan(0);
-      expect(names).toEqual(once);
-      const locks = await db('knex_migrations_lock').select('is_locked');
-      expect(locks.map((l: { is_locked: unknown }) => Number(l.is_locked))).toEqual([0]);
-
-      for (const run of runs) run.child.kill('SIGTERM');
-      const exits = await Promise.all(runs.map((run) => untilExit(run, 10_000)));
-      expect(exits.map((e) => ({ timedOut: e.timedOut, code: e.code, stderr: e.stderr }))).toEqual([
-        { timedOut: false, code: 0, stderr: '' },
-        { timedOut: false, code: 0, stderr: '' },
-      ]);
+      const listening = service.lines.find((l) => l.msg === 'listening')!;
+      expect(listening).toMatchObject({ level: 'info', port: service.port, database: expect.stringContaining(dialect === 'mysql' ? 'MySQL' : 'SQLite') });
+      expect(service.lines).toEqual(expect.arrayContaining(want.map((w) => expect.objectContaining(w))));
+      expect(service.stdout()).not.toContain('tok_startup_log_0123456789');
     } finally {
-      await reference.drop();
-      await dropTestDatabase(config, db);
+      service.child.kill('SIGTERM');
+      expect((await service.exited).code).toBe(0);
     }
-  }, 2 * START_TIMEOUT_MS + 30_000);
+  });
 });

@@ -1,17 +1,18 @@
 // Sorts database errors into what the HTTP layer answers differently: a broken uniqueness rule
 // (409) and an unreachable database (503). Everything else is unexpected (500).
 
-export type DbFailure = { kind: 'unique'; field: string } | { kind: 'unavailable' };
+export type DbFailure = { kind: 'unique'; field: string } | { kind: 'unavailable'; timeout: boolean };
 
 const UNAVAILABLE_CODES = new Set([
   'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE',
   'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_CON_COUNT_ERROR',
-  'ER_SERVER_SHUTDOWN', 'ER_LOCK_WAIT_TIMEOUT', 'SQLITE_BUSY', 'SQLITE_LOCKED',
+  'ER_SERVER_SHUTDOWN', 'ER_CONNECTION_KILLED', 'ER_QUERY_INTERRUPTED', 'ER_LOCK_WAIT_TIMEOUT',
+  'SQLITE_BUSY', 'SQLITE_LOCKED',
 ]);
 
 export function classifyDbError(err: unknown, table: string, uniqueFields: readonly string[]): DbFailure | undefined {
   if (!err || typeof err !== 'object') return undefined;
-  const { code, name, message } = err as { code?: string; name?: string; message?: string };
+  const { code, name, message, fatal } = err as { code?: string; name?: string; message?: string; fatal?: boolean };
   if (code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE') {
     // Only the end of the message names the key: the rest quotes the SQL and the duplicate value,
     // which may contain anything. MySQL names the index (<table>_<column>_unique), SQLite the column.
@@ -22,6 +23,9 @@ export function classifyDbError(err: unknown, table: string, uniqueFields: reado
     if (field) return { kind: 'unique', field };
     return undefined;
   }
-  if ((code && UNAVAILABLE_CODES.has(code)) || name === 'KnexTimeoutError') return { kind: 'unavailable' };
+  // A statement past the query timeout (knex cancels it), or no connection within the acquire timeout.
+  if (name === 'KnexTimeoutError') return { kind: 'unavailable', timeout: true };
+  // mysql2 marks errors that end the connection as fatal, whatever their code.
+  if ((code && UNAVAILABLE_CODES.has(code)) || fatal === true) return { kind: 'unavailable', timeout: false };
   return undefined;
 }

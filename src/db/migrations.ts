@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { randomBytes } from 'node:crypto';
-import { type Db, isMysql } from './connection';
+import type { DatabaseConfig } from '../config';
+import { type Db, type DbLog, DEFAULT_POOL, isMysql, openDb } from './connection';
 import { COUNT_SLOTS } from './counts';
 
 type Migration = { up(db: Knex): Promise<void>; down(db: Knex): Promise<void> };
@@ -175,6 +176,20 @@ const LOCK_WAIT_SECONDS = 60;
  * Brings the schema up to date. Safe when several instances start at once: on MySQL they queue
  * on a named lock, held on a connection of its own; on SQLite they retry while the file is busy.
  */
+/**
+ * Migrates on a pool of its own: the MySQL lock holds one connection while the migrations need
+ * another, which a service pool of one (DB_POOL_SIZE=1) could never give; and the service's
+ * query timeout must not cut a migration short.
+ */
+export async function migrateDatabase(config: DatabaseConfig, log?: DbLog): Promise<void> {
+  const db = openDb(config, DEFAULT_POOL, log);
+  try {
+    await migrate(db);
+  } finally {
+    await db.destroy();
+  }
+}
+
 export async function migrate(db: Db): Promise<void> {
   const config = { migrationSource: source, tableName: 'knex_migrations' };
   if (!isMysql(db)) {

@@ -396,6 +396,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/metrics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Metrics
+         * @description Prometheus text format: `http_requests_total` by `operation_id` and `status`, the `http_request_duration_seconds` histogram by `operation_id`, the database pool (`db_pool_connections_in_use`, `db_pool_acquires_waiting`, ...) and the process's own.
+         */
+        get: operations["getMetrics"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -445,6 +465,11 @@ export interface components {
              * @example Request validation failed
              */
             detail?: string;
+            /**
+             * @description The request's `X-Request-Id`, to quote when reporting the problem.
+             * @example 3f1c9c1e-5d2a-4b8e-9a51-0c7e8f1d2b6a
+             */
+            request_id?: string;
             /** @description One entry per invalid field or parameter. */
             errors?: components["schemas"]["FieldError"][];
         };
@@ -979,6 +1004,7 @@ export interface components {
         NotModified: {
             headers: {
                 ETag: components["headers"]["ETag"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content?: never;
@@ -986,6 +1012,7 @@ export interface components {
         /** @description The record's `ETag` matches none in `If-Match` (someone else changed or deleted it). Nothing was changed. */
         PreconditionFailed: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1003,6 +1030,7 @@ export interface components {
         /** @description This `Idempotency-Key` was used with a different body. Nothing was created. */
         IdempotencyKeyReused: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1026,6 +1054,7 @@ export interface components {
         /** @description The record was deleted. No body. */
         Deleted: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content?: never;
@@ -1033,6 +1062,7 @@ export interface components {
         /** @description The request breaks the contract; `errors` names every field or parameter at fault. */
         BadRequest: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1042,6 +1072,7 @@ export interface components {
         /** @description No record has this id, or the id is not a positive integer. */
         NotFound: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1059,6 +1090,7 @@ export interface components {
         /** @description The page is past the last one. */
         PageNotFound: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1077,6 +1109,7 @@ export interface components {
         MethodNotAllowed: {
             headers: {
                 Allow: components["headers"]["Allow"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1091,12 +1124,32 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The deployment requires a bearer token (`API_TOKENS`) and the request has none, or a wrong one. */
+        Unauthorized: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Unauthorized",
+                 *       "status": 401,
+                 *       "detail": "A valid bearer token is required"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /**
          * @description A unique field already has this value in another record (`errors` names the field), or
          *     a request with the same `Idempotency-Key` is still running. Nothing was changed.
          */
         Conflict: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1120,6 +1173,7 @@ export interface components {
         /** @description The body is larger than the configured limit (1 MiB by default). */
         PayloadTooLarge: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1137,6 +1191,7 @@ export interface components {
         /** @description The body is not `application/json` (UTF-8). */
         UnsupportedMediaType: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1151,10 +1206,32 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The database cannot be reached. Nothing was changed; try again after `Retry-After` seconds. */
+        /** @description This client has used its quota (`RATE_LIMIT_PER_MINUTE`); try again after `Retry-After` seconds. */
+        TooManyRequests: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Too Many Requests",
+                 *       "status": 429,
+                 *       "detail": "Too many requests; try again in 42 seconds"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The database cannot be reached, or did not answer within the query timeout. Nothing was changed; try again after `Retry-After` seconds. */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1172,6 +1249,7 @@ export interface components {
         /** @description An unexpected error. The body carries no stack trace or SQL; the service log has them. */
         InternalError: {
             headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
                 [name: string]: unknown;
             };
             content: {
@@ -1304,6 +1382,8 @@ export interface components {
          *     422; the same key while the first request is still running is 409. Keys are per collection.
          */
         idempotency_key: string;
+        /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+        RequestId: string;
     };
     requestBodies: never;
     headers: {
@@ -1317,6 +1397,14 @@ export interface components {
         ETag: string;
         /** @description `true` when this is the stored response to an earlier request with the same `Idempotency-Key`. */
         "Idempotent-Replayed": "true";
+        /** @description The request's id: the client's `X-Request-Id` when it is sane, else one the service made. The log line of the request carries it; error bodies repeat it as `request_id`. */
+        "X-Request-Id": string;
+        /** @description The scheme to authenticate with (RFC 6750). */
+        "WWW-Authenticate": string;
+        /** @description What is left of this client's quota: `r` requests for `t` more seconds (IETF draft-ietf-httpapi-ratelimit-headers-08). Sent on every `/api/` response when the deployment sets `RATE_LIMIT_PER_MINUTE`. */
+        RateLimit: string;
+        /** @description The quota: `q` requests a window of `w` seconds, per client address. */
+        "RateLimit-Policy": string;
     };
     pathItems: never;
 }
@@ -1354,7 +1442,10 @@ export interface operations {
                 /** @description Only posts by exactly this author. */
                 author?: components["parameters"]["posts_author"];
             };
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1363,6 +1454,7 @@ export interface operations {
             /** @description A page of posts. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1370,8 +1462,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1387,6 +1481,8 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
             cookie?: never;
@@ -1403,6 +1499,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1410,11 +1507,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1425,6 +1524,8 @@ export interface operations {
             header?: {
                 /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
                 "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -1438,6 +1539,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1445,8 +1547,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1460,6 +1564,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -1477,6 +1583,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1484,11 +1591,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1502,6 +1611,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -1512,9 +1623,11 @@ export interface operations {
         requestBody?: never;
         responses: {
             204: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1528,6 +1641,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -1545,6 +1660,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1552,11 +1668,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1597,7 +1715,10 @@ export interface operations {
                 /** @description `true`: only products with stock above 0; `false`: only those with none. */
                 in_stock?: components["parameters"]["products_in_stock"];
             };
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1606,6 +1727,7 @@ export interface operations {
             /** @description A page of products. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1613,8 +1735,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1630,6 +1754,8 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
             cookie?: never;
@@ -1646,6 +1772,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1653,11 +1780,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1668,6 +1797,8 @@ export interface operations {
             header?: {
                 /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
                 "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -1681,6 +1812,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1688,8 +1820,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1703,6 +1837,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -1720,6 +1856,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1727,11 +1864,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1745,6 +1884,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -1755,9 +1896,11 @@ export interface operations {
         requestBody?: never;
         responses: {
             204: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1771,6 +1914,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -1788,6 +1933,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1795,11 +1941,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1842,7 +1990,10 @@ export interface operations {
                 /** @description Only books published on or before this date. Before `published_after` is a 400. */
                 published_before?: components["parameters"]["books_published_before"];
             };
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1851,6 +2002,7 @@ export interface operations {
             /** @description A page of books. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1858,8 +2010,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1875,6 +2029,8 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
             cookie?: never;
@@ -1891,6 +2047,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1898,11 +2055,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1913,6 +2072,8 @@ export interface operations {
             header?: {
                 /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
                 "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -1926,6 +2087,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1933,8 +2095,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1948,6 +2112,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -1965,6 +2131,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1972,12 +2139,14 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -1991,6 +2160,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -2001,9 +2172,11 @@ export interface operations {
         requestBody?: never;
         responses: {
             204: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2017,6 +2190,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -2034,6 +2209,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2041,12 +2217,14 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2081,7 +2259,10 @@ export interface operations {
                  */
                 ordering?: components["parameters"]["users_ordering"];
             };
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2090,6 +2271,7 @@ export interface operations {
             /** @description A page of users. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2097,8 +2279,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2114,6 +2298,8 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
             cookie?: never;
@@ -2130,6 +2316,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2137,11 +2324,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2152,6 +2341,8 @@ export interface operations {
             header?: {
                 /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
                 "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -2165,6 +2356,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2172,8 +2364,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2187,6 +2381,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -2204,6 +2400,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2211,12 +2408,14 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2230,6 +2429,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -2240,9 +2441,11 @@ export interface operations {
         requestBody?: never;
         responses: {
             204: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2256,6 +2459,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -2273,6 +2478,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2280,12 +2486,14 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2340,7 +2548,10 @@ export interface operations {
                 /** @description Only tasks due on or before this date. Before `due_after` is a 400. */
                 due_before?: components["parameters"]["tasks_due_before"];
             };
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2349,6 +2560,7 @@ export interface operations {
             /** @description A page of tasks. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2356,8 +2568,10 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2373,6 +2587,8 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path?: never;
             cookie?: never;
@@ -2389,6 +2605,7 @@ export interface operations {
                     Location: components["headers"]["Location"];
                     ETag: components["headers"]["ETag"];
                     "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2396,11 +2613,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2411,6 +2630,8 @@ export interface operations {
             header?: {
                 /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
                 "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -2424,6 +2645,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2431,8 +2653,10 @@ export interface operations {
                 };
             };
             304: components["responses"]["NotModified"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2446,6 +2670,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -2463,6 +2689,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2470,11 +2697,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2488,6 +2717,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -2498,9 +2729,11 @@ export interface operations {
         requestBody?: never;
         responses: {
             204: components["responses"]["Deleted"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2514,6 +2747,8 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
             };
             path: {
                 /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
@@ -2531,6 +2766,7 @@ export interface operations {
             200: {
                 headers: {
                     ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2538,11 +2774,13 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
@@ -2550,7 +2788,10 @@ export interface operations {
     getOpenApiJson: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2559,6 +2800,7 @@ export interface operations {
             /** @description The OpenAPI document. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2573,7 +2815,10 @@ export interface operations {
     getOpenApiYaml: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2582,6 +2827,7 @@ export interface operations {
             /** @description The OpenAPI document. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2594,7 +2840,10 @@ export interface operations {
     getDocs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2603,6 +2852,7 @@ export interface operations {
             /** @description The reference page. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2612,6 +2862,7 @@ export interface operations {
             /** @description The page has not been built (`npm run docs`, which `npm install` runs). */
             404: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2624,7 +2875,10 @@ export interface operations {
     getHealth: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2633,6 +2887,7 @@ export interface operations {
             /** @description The process is up. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2650,7 +2905,10 @@ export interface operations {
     getReadiness: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -2659,6 +2917,7 @@ export interface operations {
             /** @description Ready to serve. */
             200: {
                 headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2672,6 +2931,32 @@ export interface operations {
             };
             405: components["responses"]["MethodNotAllowed"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMetrics: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metrics. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example http_requests_total{operation_id="listBooks",status="200"} 42 */
+                    "text/plain": string;
+                };
+            };
+            405: components["responses"]["MethodNotAllowed"];
         };
     };
 }

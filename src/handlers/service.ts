@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
+import type { Registry } from 'prom-client';
 import type { ServiceOperationId } from '../collections';
-import type { Db } from '../db/connection';
+import { type Db, ping } from '../db/connection';
 import type { components } from '../generated/openapi';
 import { sendProblem } from '../http/problem';
 import { DOCS_PATH } from '../spec';
@@ -13,6 +14,7 @@ export interface ServiceDeps {
   /** The contract's text as written, and as JSON: the document the app routes with. */
   specText: string;
   specJson: string;
+  metrics: Registry;
 }
 
 const READY_TIMEOUT_MS = 1000;
@@ -32,9 +34,12 @@ export function serviceHandlers(deps: ServiceDeps): Record<ServiceOperationId, H
     async getHealth(_c, _req, res) {
       res.json({ status: 'ok' } satisfies Health);
     },
+    async getMetrics(_c, _req, res) {
+      res.type(deps.metrics.contentType).send(await deps.metrics.metrics());
+    },
     async getReadiness(_c, _req, res) {
       // The timeout error is classified as "unavailable" by the app's error handler: a 503.
-      await deps.db.raw('SELECT 1').timeout(READY_TIMEOUT_MS, { cancel: false });
+      await ping(deps.db, READY_TIMEOUT_MS);
       res.json({ status: 'ready' } satisfies Health);
     },
   };

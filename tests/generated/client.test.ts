@@ -132,7 +132,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const notFound = (detail: RegExp) => ({ status: 404, error: { type: 'about:blank', title: 'Not Found', status: 404, detail: expect.stringMatching(detail) } });
+const notFound = (detail: RegExp) => ({ status: 404, error: { type: 'about:blank', title: 'Not Found', status: 404, detail: expect.stringMatching(detail), request_id: expect.any(String) } });
 
 describe.each(Object.entries(cases))('%s through the typed client', (_name, c) => {
   let api: Api<any>;

@@ -16,7 +16,7 @@ async function walk(first: string): Promise<{ forward: number[]; backward: numbe
   let last = first;
   let pages = 0;
   while (url) {
-    const res = await app.request('GET', url);
+    const res: { status: number; body: any } = await app.request('GET', url);
     expect(res.status).toBe(200);
     expect(res.body.count).toBeNull();
     forward.push(...res.body.results.map((r: { id: number }) => r.id));
@@ -28,7 +28,7 @@ async function walk(first: string): Promise<{ forward: number[]; backward: numbe
   const backward: number[] = lastPage.body.results.map((r: { id: number }) => r.id);
   url = lastPage.body.previous && pathOf(lastPage.body.previous);
   while (url) {
-    const res = await app.request('GET', url);
+    const res: { status: number; body: any } = await app.request('GET', url);
     backward.unshift(...res.body.results.map((r: { id: number }) => r.id));
     url = res.body.previous && pathOf(res.body.previous);
   }

@@ -313,7 +313,7 @@ test('keys are stored in the database: a restarted service replays them', async 
   // A database of its own, so that the first service can be shut down completely (pool included).
   const database = await createTestDatabase();
   const serve = async (db: typeof database.db) => {
-    const express = await createApp({ db, bodyLimit: 1024 * 1024, fallbackHost: 'localhost', logError: () => {} });
+    const express = await createApp({ db, bodyLimit: 1024 * 1024, fallbackHost: 'localhost' });
     const server: Server = await new Promise((resolve) => {
       const s = express.listen(0, '127.0.0.1', () => resolve(s));
     });

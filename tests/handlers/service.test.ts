@@ -50,6 +50,7 @@ describe('/docs', () => {
   test('serves the Redocly page', async () => {
     const res = await app.request('GET', '/docs');
     expect(res.status).toBe(200);
+    expect(res.headers.get('content-security-policy')).toMatch(/^default-src 'self';/);
     expect(res.headers.get('content-type')).toMatch(/^text\/html/);
     expect(res.body).toContain('Records API');
   });
@@ -75,6 +76,11 @@ describe('/docs', () => {
       });
       const errors: string[] = [];
       page.on('pageerror', (err) => errors.push(String(err)));
+      // The page runs under the CSP that the service sends with it: nothing may be refused.
+      const refused: string[] = [];
+      page.on('console', (m) => {
+        if (/Content Security Policy/i.test(m.text())) refused.push(m.text());
+      });
       await page.goto(`${app.url}/docs`, { waitUntil: 'networkidle' });
       // Redoc shows one operation at a time: open one from the side menu, as a reader would.
       await page.getByText('books', { exact: true }).first().click();
@@ -86,6 +92,7 @@ describe('/docs', () => {
       expect(text).toContain('Pagination');
       expect(elsewhere).toEqual([]);
       expect(errors).toEqual([]);
+      expect(refused).toEqual([]);
       await page.screenshot({ path: join(tmpdir(), 'records-docs.png'), fullPage: false });
     } finally {
       await browser.close();

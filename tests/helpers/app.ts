@@ -1,6 +1,8 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp, type AppOptions } from '../../src/app';
+import type { PoolConfig } from '../../src/config';
+import { createLogger } from '../../src/logger';
 import { assertMatchesContract } from './contract';
 import { createTestDatabase, type TestDatabase } from './db';
 
@@ -18,30 +20,57 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
+export type Requester = <T = any>(method: string, path: string, options?: RequestOptions) => Promise<TestResponse<T>>;
+
 export interface TestApp {
   url: string;
   database: TestDatabase;
   /** Sends a request to the listening app; every response is checked against the spec. */
-  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<TestResponse<T>>;
+  request: Requester;
+  /** Every line the app logged, parsed, oldest first. */
+  logs: Record<string, any>[];
   close(): Promise<void>;
 }
 
+export interface TestAppOptions extends Partial<AppOptions> {
+  /** Pool size and query timeout (applied after migrations, as main.ts does). */
+  pool?: PoolConfig;
+}
+
 /** The real app, listening on a free port, on a fresh database of the dialect under test. */
-export async function startTestApp(options: Partial<AppOptions> = {}): Promise<TestApp> {
-  const database = await createTestDatabase();
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const { pool, ...appOptions } = options;
+  const logs: Record<string, any>[] = [];
+  const logger = createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line)) });
+  const database = await createTestDatabase(pool, { warn: (m) => logger.warn(m), error: (m) => logger.error(m) });
   const app = await createApp({
     db: database.db,
     bodyLimit: 1024 * 1024,
     fallbackHost: 'localhost',
-    logError: () => {},
-    ...options,
+    logger,
+    ...appOptions,
   });
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
-  async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse<T>> {
+  return {
+    url,
+    database,
+    request: requester(url),
+    logs,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await database.drop();
+    },
+  };
+}
+
+/** Requests to the service at `url`, each response checked against the spec. */
+export function requester(url: string): Requester {
+  return async function request<T>(method: string, path: string, opts: RequestOptions = {}): Promise<TestResponse<T>> {
     const headers: Record<string, string> = { ...opts.headers };
     let payload: string | Buffer | undefined = opts.raw;
     if (opts.body !== undefined) payload = JSON.stringify(opts.body);
@@ -54,16 +83,5 @@ export async function startTestApp(options: Partial<AppOptions> = {}): Promise<T
     const body = type.includes('json') && text ? JSON.parse(text) : text;
     await assertMatchesContract({ method, path: path.split('?')[0], status: res.status, headers: res.headers, body });
     return { status: res.status, headers: res.headers, body: body as T };
-  }
-
-  return {
-    url,
-    database,
-    request,
-    async close() {
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
-      await database.drop();
-    },
   };
 }

@@ -50,8 +50,14 @@ export async function assertMatchesContract(r: SeenResponse): Promise<void> {
   };
   const contentType = r.headers.get('content-type') ?? '';
   if (r.status >= 400 && !contentType.startsWith('application/problem+json')) fail(`error with content-type ${contentType}`);
+  if (!r.headers.get('x-request-id')) fail('no X-Request-Id');
   if (r.status === 308) {
     if (!r.headers.get('location')) fail('redirect without Location');
+    return;
+  }
+  // A CORS preflight is answered by the CORS layer, before any operation.
+  if (r.method === 'OPTIONS' && r.status === 204) {
+    if (!r.headers.get('access-control-allow-origin')) fail('preflight answer without Access-Control-Allow-Origin');
     return;
   }
   const method = r.method === 'HEAD' ? 'GET' : r.method;
@@ -64,7 +70,12 @@ export async function assertMatchesContract(r: SeenResponse): Promise<void> {
     if (!r.headers.get('allow')) fail('405 without Allow');
   }
   if (!operation) {
-    if (r.status !== 404) fail('a path that no operation has must be 404');
+    // Under /api/ the token check and the rate limit come before routing, so that a client
+    // without a token learns nothing about which paths exist.
+    const allowed = r.path.startsWith('/api/') ? [401, 404, 429] : [404];
+    if (!allowed.includes(r.status)) fail(`a path that no operation has must be ${allowed.join(' or ')}`);
+    if (r.status === 401 && !r.headers.get('www-authenticate')) fail('401 without WWW-Authenticate');
+    if (r.status === 429 && !r.headers.get('retry-after')) fail('429 without Retry-After');
     if (!problemValidator(r.body)) fail(`not a problem: ${JSON.stringify(problemValidator.errors)}`);
     return;
   }

@@ -2,9 +2,9 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseDatabaseUrl, type DatabaseConfig } from '../../src/config';
-import { ensureMysqlDatabase, openDb, type Db } from '../../src/db/connection';
-import { migrate } from '../../src/db/migrations';
+import { parseDatabaseUrl, type DatabaseConfig, type PoolConfig } from '../../src/config';
+import { applyQueryTimeout, type DbLog, ensureMysqlDatabase, openDb, type Db } from '../../src/db/connection';
+import { migrateDatabase } from '../../src/db/migrations';
 
 export const dialect: 'mysql' | 'sqlite' = process.env.TEST_DB === 'mysql' ? 'mysql' : 'sqlite';
 
@@ -18,12 +18,16 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, migrated database of its own for one test file, in the dialect under test. */
-export async function createTestDatabase(): Promise<TestDatabase> {
+/**
+ * A fresh, migrated database of its own for one test file, in the dialect under test; with
+ * `pool`, that pool size and query timeout, as the service applies them.
+ */
+export async function createTestDatabase(pool?: PoolConfig, log?: DbLog): Promise<TestDatabase> {
   const config = freshConfig();
   await ensureMysqlDatabase(config);
-  const db = openDb(config);
-  await migrate(db);
+  await migrateDatabase(config, log);
+  const db = openDb(config, pool, log);
+  if (pool) applyQueryTimeout(db, pool.queryTimeoutMs);
   return { config, db, drop: () => dropTestDatabase(config, db) };
 }
 

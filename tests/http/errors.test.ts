@@ -428,7 +428,7 @@ describe('503 with Retry-After when the database cannot be reached', () => {
 
   async function unreachableApp(port: number): Promise<string> {
     const db = openDb({ client: 'mysql', host: '127.0.0.1', port, user: 'root', password: '', database: 'records_test_unreachable' });
-    const app = await createApp({ db, bodyLimit: 1024 * 1024, fallbackHost: 'localhost', logError: () => {} });
+    const app = await createApp({ db, bodyLimit: 1024 * 1024, fallbackHost: 'localhost' });
     const server: Server = await new Promise((resolve) => {
       const s = app.listen(0, '127.0.0.1', () => resolve(s));
     });
@@ -504,9 +504,9 @@ describe('503 with Retry-After when the database cannot be reached', () => {
 
 describe('500 for an unexpected database error', () => {
   let app: TestApp;
-  const logged: unknown[] = [];
+  const logged = () => app.logs.filter((l) => l.msg === 'unexpected error');
   beforeAll(async () => {
-    app = await startTestApp({ logError: (err) => logged.push(err) });
+    app = await startTestApp();
     await app.request('POST', '/api/tasks/', { body: { title: 'before the table went away' } });
     await app.database.db.schema.dropTable('tasks');
   });
@@ -525,14 +525,14 @@ describe('500 for an unexpected database error', () => {
     ['delete', { given: { method: 'DELETE', path: '/api/tasks/1/' }, want: { status: 500 } }],
   ];
   test.each(rows)('%s: a bare problem; the error goes to the log', async (_, { given, want }) => {
-    const before = logged.length;
+    const before = logged().length;
     const res = await app.request(given.method, given.path, { body: given.body });
     expectProblem(res, want.status);
     expect(res.body.errors).toBeUndefined();
     const text = JSON.stringify(res.body);
     for (const leak of LEAKS) expect({ leak: String(leak), found: leak.test(text) }).toEqual({ leak: String(leak), found: false });
-    expect(logged.length).toBe(before + 1);
-    expect(String((logged[before] as Error)?.message)).toMatch(/tasks/);
+    expect(logged().length).toBe(before + 1);
+    expect(String(logged()[before].err?.message)).toMatch(/tasks/);
   });
 
   test('HEAD of the broken list: 500, no body', async () => {

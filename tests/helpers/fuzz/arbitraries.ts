@@ -74,9 +74,18 @@ export function valid(s: Schema): fc.Arbitrary<unknown> {
   if (s.enum) arb = fc.constantFrom(...s.enum);
   else if (s.type === 'string') arb = string(s);
   else if (s.type === 'integer') arb = integer(s.minimum, s.maximum);
+  else if (s.type === 'boolean') arb = fc.boolean();
+  else if (s.type === 'array') arb = array(s);
   else if (s.type === 'object') arb = object(s);
   else throw new Error(`the fuzzer has no generator for ${JSON.stringify(s)}`);
   return s.nullable ? fc.option(arb, { nil: null, freq: 4 }) : arb;
+}
+
+/** Arrays of valid items; an array without maxItems stays short. */
+function array(s: Schema): fc.Arbitrary<unknown[]> {
+  const items = (s as { items: Schema }).items;
+  const min = s.minItems ?? 0;
+  return fc.array(valid(items), { minLength: min, maxLength: s.maxItems ?? min + 3, size: 'xsmall' });
 }
 
 function object(s: Schema): fc.Arbitrary<Record<string, unknown>> {
@@ -95,11 +104,13 @@ const HUGE = ['1e400', '-1e400', '123456789012345678901234567890', '900719925474
 
 /** Values of another JSON type than `s` takes (null too, unless `s` is nullable). */
 function wrongType(s: Schema): fc.Arbitrary<Broken> {
-  const others: unknown[] = [[], {}, true, ['x'], { a: 1 }];
+  const others: unknown[] = [{}, { a: 1 }, 'true', 0, 1.5, -7, '1', ''];
+  if (s.type !== 'boolean') others.push(true, false);
+  if (s.type !== 'array') others.push([], ['x']);
   if (!s.nullable) others.push(null);
-  if (s.type === 'string') others.push(0, 1.5, -7);
-  if (s.type === 'integer') others.push('1', '', 1.5, -0.25);
-  return fc.constantFrom(...others).map((value) => ({ value, why: `wrong type ${JSON.stringify(value)}` }));
+  const typeOf = (v: unknown) => (Array.isArray(v) ? 'array' : v === null ? 'null' : Number.isInteger(v) ? 'integer' : typeof v);
+  const wrong = others.filter((v) => typeOf(v) !== s.type && !(s.type === 'number' && typeof v === 'number'));
+  return fc.constantFrom(...wrong).map((value) => ({ value, why: `wrong type ${JSON.stringify(value)}` }));
 }
 
 /** Values of the right type that break a bound, a pattern, an enum or a format of `s`. */
@@ -126,6 +137,19 @@ function outOfBounds(s: Schema): fc.Arbitrary<Broken>[] {
     if (s.minimum !== undefined) of('under minimum', tooLow);
     if (s.maximum !== undefined) of('over maximum', tooHigh);
     out.push(fc.constantFrom(...HUGE).map((raw) => ({ value: Number(raw), why: `huge number ${raw}`, raw })).filter((b) => !Number.isSafeInteger(b.value) || (b.value as number) > (s.maximum ?? MAX_SAFE)));
+  }
+  if (s.type === 'array') {
+    const items = (s as { items: Schema }).items;
+    const ok = valid(items);
+    const min = s.minItems ?? 0;
+    if (s.maxItems !== undefined) of('over maxItems', fc.array(ok, { minLength: s.maxItems + 1, maxLength: s.maxItems + 3 }));
+    if (min > 0) of('under minItems', fc.constant([]));
+    const bad = broken(items).filter((b) => b.raw === undefined);
+    out.push(fc.tuple(fc.array(ok, { maxLength: Math.max(0, (s.maxItems ?? 4) - 1) }), bad, fc.nat()).map(([list, b, at]) => {
+      const value = [...list];
+      value.splice(at % (value.length + 1), 0, b.value);
+      return { value, why: `an item ${b.why}` };
+    }));
   }
   return out;
 }

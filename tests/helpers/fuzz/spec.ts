@@ -9,8 +9,12 @@ export type Schema = OpenAPIV3.SchemaObject & { readOnly?: boolean };
 
 export interface Param {
   name: string;
-  in: 'path' | 'query';
+  in: 'path' | 'query' | 'header';
   schema: Schema;
+  /** How an array is written in a query: `explode: false` joins the items with commas. */
+  style?: string;
+  explode?: boolean;
+  allowEmptyValue?: boolean;
 }
 
 export interface Operation {
@@ -58,7 +62,14 @@ export function specOperations(spec: OpenAPIV3.Document = loadSpec()): Operation
         id: op.operationId,
         method: method.toUpperCase(),
         path,
-        params: [...shared, ...own].map((p) => ({ name: p.name, in: p.in as Param['in'], schema: p.schema as Schema })),
+        params: [...shared, ...own].map((p) => ({
+          name: p.name,
+          in: p.in as Param['in'],
+          schema: p.schema as Schema,
+          style: p.style,
+          explode: p.explode,
+          allowEmptyValue: p.allowEmptyValue,
+        })),
         body: body?.content['application/json']?.schema as Schema | undefined,
         collection: /^\/api\/([^/{}]+)\//.exec(path)?.[1],
       });

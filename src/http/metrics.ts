@@ -1,0 +1,49 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { PoolStats } from '../db/connection';
+
+export interface Metrics {
+  registry: Registry;
+  /** One finished (or abandoned) request; `operationId` is undefined for paths the spec lacks. */
+  observe(operationId: string | undefined, status: number | 'aborted', seconds: number): void;
+}
+
+/** A registry of its own per app, so that several apps in one process (tests) do not collide. */
+export function createMetrics(pool: () => PoolStats): Metrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'Requests answered, by operationId ("none" for paths the spec lacks) and status.',
+    labelNames: ['operation_id', 'status'],
+    registers: [registry],
+  });
+  const latency = new Histogram({
+    name: 'http_request_duration_seconds',
+    help: 'Time from receiving a request to finishing its response, by operationId.',
+    labelNames: ['operation_id'],
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const gauge = (name: string, help: string, read: (s: PoolStats) => number) =>
+    new Gauge({
+      name,
+      help,
+      registers: [registry],
+      collect() {
+        this.set(read(pool()));
+      },
+    });
+  gauge('db_pool_connections_in_use', 'Database connections lent to a running request.', (s) => s.inUse);
+  gauge('db_pool_connections_idle', 'Open database connections waiting to be lent.', (s) => s.idle);
+  gauge('db_pool_acquires_waiting', 'Requests waiting for a database connection.', (s) => s.waiting);
+  gauge('db_pool_connections_max', 'The most database connections the pool opens.', (s) => s.max);
+
+  return {
+    registry,
+    observe(operationId, status, seconds) {
+      const op = operationId ?? 'none';
+      requests.inc({ operation_id: op, status: String(status) });
+      latency.observe({ operation_id: op }, seconds);
+    },
+  };
+}

@@ -1,0 +1,203 @@
+import { startTestApp, type TestApp } from '../helpers/app';
+import { fixtures } from '../helpers/fixtures';
+
+// Bearer tokens, the rate limit, CORS, security headers and the body limit, each on an app of
+// its own configured for it.
+const TOKEN = 'tok_access_test_0123456789abcdef';
+const OTHER = 'tok_another_token_0123456789abcd';
+const post = fixtures[0].valid(1);
+
+describe('bearer tokens (API_TOKENS)', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ apiTokens: [OTHER, TOKEN] });
+  });
+  afterAll(() => app.close());
+
+  test.each<[string, { given: { method: string; path: string; headers?: Record<string, string> }; want: { status: number; challenge?: string } }]>([
+    ['no Authorization', { given: { method: 'GET', path: '/api/posts/' }, want: { status: 401, challenge: 'Bearer realm="records"' } }],
+    ['another scheme', { given: { method: 'GET', path: '/api/posts/', headers: { authorization: `Basic ${TOKEN}` } }, want: { status: 401, challenge: 'Bearer realm="records"' } }],
+    ['a wrong token', { given: { method: 'GET', path: '/api/posts/', headers: { authorization: `Bearer ${TOKEN.slice(0, -1)}x` } }, want: { status: 401, challenge: 'Bearer realm="records", error="invalid_token"' } }],
+    ['a token of another length', { given: { method: 'GET', path: '/api/posts/', headers: { authorization: `Bearer ${TOKEN}0` } }, want: { status: 401, challenge: 'Bearer realm="records", error="invalid_token"' } }],
+    ['a valid token', { given: { method: 'GET', path: '/api/posts/', headers: { authorization: `Bearer ${TOKEN}` } }, want: { status: 200 } }],
+    ['the other valid token, scheme in lower case', { given: { method: 'GET', path: '/api/books/', headers: { authorization: `bearer ${OTHER}` } }, want: { status: 200 } }],
+    ['a create without a token', { given: { method: 'POST', path: '/api/posts/' }, want: { status: 401, challenge: 'Bearer realm="records"' } }],
+    ['an unknown /api/ path without a token', { given: { method: 'GET', path: '/api/secrets/' }, want: { status: 401, challenge: 'Bearer realm="records"' } }],
+    ['an unknown /api/ path with a token', { given: { method: 'GET', path: '/api/secrets/', headers: { authorization: `Bearer ${TOKEN}` } }, want: { status: 404 } }],
+    ['/healthz stays open', { given: { method: 'GET', path: '/healthz' }, want: { status: 200 } }],
+    ['/readyz stays open', { given: { method: 'GET', path: '/readyz' }, want: { status: 200 } }],
+    ['/openapi.json stays open', { given: { method: 'GET', path: '/openapi.json' }, want: { status: 200 } }],
+    ['/openapi.yaml stays open', { given: { method: 'GET', path: '/openapi.yaml' }, want: { status: 200 } }],
+    ['/docs stays open', { given: { method: 'GET', path: '/docs' }, want: { status: 200 } }],
+    ['/metrics stays open', { given: { method: 'GET', path: '/metrics' }, want: { status: 200 } }],
+  ])('%s', async (_name, { given, want }) => {
+    const res = await app.request(given.method, given.path, { headers: given.headers, body: given.method === 'POST' ? post : undefined });
+    expect(res.status).toBe(want.status);
+    expect(res.headers.get('www-authenticate')).toBe(want.challenge ?? null);
+    if (want.status === 401) {
+      expect(res.body).toMatchObject({ type: 'about:blank', title: 'Unauthorized', status: 401, request_id: res.headers.get('x-request-id') });
+    }
+  });
+
+  test('a request without a token changes nothing', async () => {
+    const before = await app.request('GET', '/api/posts/', { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect((await app.request('POST', '/api/posts/', { body: post, headers: { authorization: `Bearer ${TOKEN}x` } })).status).toBe(401);
+    const after = await app.request('GET', '/api/posts/', { headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(after.body.count).toBe(before.body.count);
+  });
+
+  test('the token is checked before the body is read: a huge body without a token is 401, not 413', async () => {
+    const res = await app.request('POST', '/api/posts/', { raw: 'x'.repeat(2 * 1024 * 1024) });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe('the spec declares it', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  test('the bearer scheme, required on every /api/ operation with 401 and 429, and the service operations open', async () => {
+    const spec = (await app.request('GET', '/openapi.json')).body;
+    expect(spec.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+    const seen: Record<string, unknown>[] = [];
+    for (const [path, item] of Object.entries<Record<string, any>>(spec.paths)) {
+      for (const [method, op] of Object.entries<any>(item)) {
+        if (!op.operationId) continue;
+        const api = path.startsWith('/api/');
+        seen.push({
+          operation: `${method} ${path}`,
+          security: op.security ?? spec.security,
+          responses: ['401', '429'].filter((code) => code in op.responses),
+        });
+        expect(seen.at(-1)).toEqual({
+          operation: `${method} ${path}`,
+          security: api ? [{ bearerAuth: [] }] : [],
+          responses: api ? ['401', '429'] : [],
+        });
+      }
+    }
+    expect(seen.length).toBe(36);
+  });
+});
+
+describe('without API_TOKENS the API is open', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp();
+  });
+  afterAll(() => app.close());
+
+  test.each([
+    ['no Authorization', { given: {}, want: 201 }],
+    ['any Authorization is ignored', { given: { authorization: 'Bearer whatever' }, want: 201 }],
+  ])('%s', async (_name, { given, want }) => {
+    const res = await app.request('POST', '/api/posts/', { body: post, headers: given });
+    expect(res.status).toBe(want);
+    expect(res.body).toMatchObject(post);
+  });
+});
+
+describe('rate limit (RATE_LIMIT_PER_MINUTE)', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ rateLimitPerMinute: 3 });
+  });
+  afterAll(() => app.close());
+
+  test('the fourth /api/ request in a minute is 429 with Retry-After and RateLimit headers', async () => {
+    const statuses: number[] = [];
+    const remaining: (string | null)[] = [];
+    for (let i = 0; i < 4; i++) {
+      const res = await app.request('GET', '/api/tasks/');
+      statuses.push(res.status);
+      remaining.push(res.headers.get('ratelimit'));
+      if (res.status === 429) {
+        expect(res.body).toMatchObject({ title: 'Too Many Requests', status: 429, detail: expect.stringMatching(/^Too many requests; try again in \d+ seconds$/) });
+        expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(Number(res.headers.get('retry-after'))).toBeLessThanOrEqual(60);
+        expect(res.headers.get('ratelimit-policy')).toMatch(/^"per-minute"; q=3; w=60; pk=:[A-Za-z0-9+/=]+:$/);
+      }
+    }
+    expect(statuses).toEqual([200, 200, 200, 429]);
+    expect(remaining.map((r) => r?.match(/r=(\d+)/)?.[1])).toEqual(['2', '1', '0', '0']);
+  });
+
+  test('a limited request changes nothing, and other paths are not limited', async () => {
+    expect((await app.request('POST', '/api/tasks/', { body: { title: 'over the limit' } })).status).toBe(429);
+    for (let i = 0; i < 5; i++) expect((await app.request('GET', '/healthz')).status).toBe(200);
+    expect(app.logs.filter((l) => l.operationId === 'createTask').map((l) => l.status)).toEqual([429]);
+  });
+});
+
+describe('CORS (CORS_ORIGINS)', () => {
+  const ALLOWED = 'https://app.example.com';
+  let app: TestApp;
+  let closed: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ corsOrigins: [ALLOWED] });
+    closed = await startTestApp();
+  });
+  afterAll(async () => {
+    await app.close();
+    await closed.close();
+  });
+
+  test.each<[string, { given: { origin: string; on?: 'closed' }; want: string | null }]>([
+    ['an allowed origin', { given: { origin: ALLOWED }, want: ALLOWED }],
+    ['another origin', { given: { origin: 'https://evil.example' }, want: null }],
+    ['any origin when CORS_ORIGINS is not set', { given: { origin: ALLOWED, on: 'closed' }, want: null }],
+  ])('a request from %s', async (_name, { given, want }) => {
+    const res = await (given.on === 'closed' ? closed : app).request('GET', '/api/posts/', { headers: { origin: given.origin } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('access-control-allow-origin')).toBe(want);
+    if (want) expect(res.headers.get('access-control-expose-headers')).toContain('X-Request-Id');
+  });
+
+  test.each<[string, { given: Record<string, string>; want: { status: number; allowOrigin: string | null } }]>([
+    ['a preflight from an allowed origin', { given: { origin: ALLOWED, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' }, want: { status: 204, allowOrigin: ALLOWED } }],
+    ['a preflight from another origin', { given: { origin: 'https://evil.example', 'access-control-request-method': 'POST' }, want: { status: 405, allowOrigin: null } }],
+    ['an OPTIONS request that is no preflight', { given: { origin: ALLOWED }, want: { status: 405, allowOrigin: null } }],
+  ])('%s', async (_name, { given, want }) => {
+    const res = await app.request('OPTIONS', '/api/posts/', { headers: given });
+    expect(res.status).toBe(want.status);
+    expect(res.headers.get('access-control-allow-origin')).toBe(want.allowOrigin);
+    if (want.status === 204) {
+      expect(res.headers.get('access-control-allow-methods')).toContain('POST');
+      expect(res.headers.get('access-control-allow-headers')).toMatch(/Authorization/);
+    } else {
+      expect(res.body).toMatchObject({ status: 405 });
+    }
+  });
+});
+
+describe('security headers and the body limit', () => {
+  let app: TestApp;
+  beforeAll(async () => {
+    app = await startTestApp({ bodyLimit: 1024 });
+  });
+  afterAll(() => app.close());
+
+  test.each<[string, { given: { method: string; path: string; raw?: string }; want: { status: number; csp: RegExp } }]>([
+    ['a record list', { given: { method: 'GET', path: '/api/posts/' }, want: { status: 200, csp: /^default-src 'none';frame-ancestors 'none'/ } }],
+    ['an unknown path', { given: { method: 'GET', path: '/nowhere' }, want: { status: 404, csp: /^default-src 'none'/ } }],
+    ['a body over the limit', { given: { method: 'POST', path: '/api/posts/', raw: JSON.stringify({ ...post, content: 'x'.repeat(2000) }) }, want: { status: 413, csp: /^default-src 'none'/ } }],
+    ['the docs page, whose scripts run', { given: { method: 'GET', path: '/docs' }, want: { status: 200, csp: /^default-src 'self';script-src 'self' 'unsafe-inline'/ } }],
+    ['the metrics', { given: { method: 'GET', path: '/metrics' }, want: { status: 200, csp: /^default-src 'none'/ } }],
+  ])('%s', async (_name, { given, want }) => {
+    const res = await app.request(given.method, given.path, { raw: given.raw });
+    expect(res.status).toBe(want.status);
+    expect(res.headers.get('content-security-policy')).toMatch(want.csp);
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(res.headers.get('x-frame-options')).toBe('SAMEORIGIN');
+    expect(res.headers.get('strict-transport-security')).toMatch(/^max-age=\d+/);
+    expect(res.headers.get('referrer-policy')).toBe('no-referrer');
+    expect(res.headers.get('x-powered-by')).toBeNull();
+    if (want.status === 413) {
+      expect(res.body).toMatchObject({ title: 'Payload Too Large', detail: 'The request body is larger than 1024 bytes' });
+      expect((await app.request('GET', '/api/posts/')).body.count).toBe(0);
+    }
+  });
+});
