@@ -3,6 +3,7 @@
 // top of this is what its layers cost. It trusts its input: it is for benchmarks only.
 import express, { type Request, type Response } from 'express';
 import { createPool, type Pool, type RowDataPacket, type ResultSetHeader } from 'mysql2';
+import { encodeCursor, fingerprint } from '../../src/handlers/cursor';
 
 const SEARCH_FIELDS: Record<string, string[]> = {
   posts: ['title', 'content'],
@@ -37,8 +38,9 @@ const db = pool.promise();
 type Row = RowDataPacket & { id: number | string; created_at: string; updated_at: string };
 
 function serialize(row: Row): Record<string, unknown> {
+  const { version: _version, ...fields } = row;
   return {
-    ...row,
+    ...fields,
     id: Number(row.id),
     created_at: `${row.created_at.replace(' ', 'T')}Z`,
     updated_at: `${row.updated_at.replace(' ', 'T')}Z`,
@@ -50,9 +52,13 @@ function problem(res: Response, status: number, detail: string): void {
 }
 
 function pageUrl(req: Request, page: number): string {
+  return pageUrlWith(req, 'page', String(page));
+}
+
+function pageUrlWith(req: Request, param: string, value: string): string {
   const q = req.originalUrl.indexOf('?');
   const params = new URLSearchParams(q === -1 ? '' : req.originalUrl.slice(q + 1));
-  params.set('page', String(page));
+  params.set(param, value);
   return `${req.protocol}://${req.get('host')}${q === -1 ? req.originalUrl : req.originalUrl.slice(0, q)}?${params}`;
 }
 
@@ -90,6 +96,7 @@ async function main(): Promise<void> {
     if (!name) return problem(res, 404, 'Nothing here');
     const page = Number(req.query.page ?? 1);
     const pageSize = Number(req.query.page_size ?? 10);
+    if (req.query.cursor !== undefined) return cursorPage(req, res, name, pageSize);
     const terms = String(req.query.search ?? '').split(/[\s,]+/).filter(Boolean);
     // The same WHERE clause the service's Knex builds: every term in some search field.
     const where = terms.map(() => `(${SEARCH_FIELDS[name].map(() => `INSTR(${fold}, ${term}) > 0`).join(' or ')})`).join(' and ');
@@ -110,6 +117,26 @@ async function main(): Promise<void> {
       results: rows.map(serialize),
     });
   });
+
+  // The service's keyset query for the default order, with its cursor format, unchecked.
+  const secret = (await db.query<RowDataPacket[]>("select `value` from `service_secrets` where `name` = 'cursor'"))[0][0].value as string;
+  async function cursorPage(req: Request, res: Response, name: string, pageSize: number) {
+    const token = String(req.query.cursor);
+    const after = token ? (JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()).k as unknown[]) : undefined;
+    const [rows] = await db.query<Row[]>(
+      `select * from ??${after ? ' where (`created_at` < ? or (`created_at` = ? and `id` < ?))' : ''} order by \`created_at\` desc, \`id\` desc limit ?`,
+      [name, ...(after ? [after[0], after[0], after[1]] : []), pageSize + 1],
+    );
+    const page = rows.slice(0, pageSize);
+    const last = page[page.length - 1];
+    const link = (values: unknown[]) => pageUrlWith(req, 'cursor', encodeCursor(secret, 'n', values, fingerprint({}, [])));
+    res.json({
+      count: null,
+      next: rows.length > pageSize && last ? link([last.created_at, last.id]) : null,
+      previous: after && page[0] ? link([page[0].created_at, page[0].id]) : null,
+      results: page.map(serialize),
+    });
+  }
 
   app.get('/api/:collection/:id/', async (req, res) => {
     const name = table(req);

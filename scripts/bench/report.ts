@@ -68,6 +68,15 @@ export function renderReport(r: Report): string {
       'per response, which other programs on the machine barely change. Other load: cores kept busy by programs other than ' +
       'the two servers, the load generator and the database, during the service / baseline measurement (this machine is shared).',
   ];
+  const first = r.scenarios.find((s) => s.title === 'cursor page 1');
+  const deep = r.scenarios.find((s) => s.title === 'cursor page deep');
+  if (first?.service.p50 && deep) {
+    const depth = deep.service.p50 / first.service.p50;
+    lines.push(
+      '',
+      `Cursor page deep ÷ cursor page 1, service p50: **${depth.toFixed(2)}** (target ≤ 1.5: ${depth <= 1.5 ? 'met' : 'missed'}).`,
+    );
+  }
   if (r.scale.length >= 2) {
     const small = r.scale[0];
     const large = r.scale[r.scale.length - 1];

@@ -9,6 +9,8 @@ import { foreignCpu } from './cpu';
 import { type BenchDatabase, listPageQueryTimes, prepareDatabase, removeWrites, serverVersion, waitForQuiet } from './database';
 import { databaseUrlFor, type BenchOptions, OptionsError, parseOptions, USAGE } from './options';
 import { renderReport, type Report, type ScaleResult, type ScenarioResult, writeReport } from './report';
+import { getSecret } from '../../src/db/secrets';
+import { encodeCursor, fingerprint } from '../../src/handlers/cursor';
 import { measure, type Measurement, SCENARIOS, type ScenarioContext } from './scenarios';
 import { ROOT, type RunningServer, startServer } from './servers';
 
@@ -40,9 +42,21 @@ async function drive(server: RunningServer, request: Parameters<typeof measure>[
   return m;
 }
 
+/** The cursor the service would put in `next` after the first `depth` posts in its default order. */
+async function cursorAfter(db: BenchDatabase['db'], depth: number): Promise<string> {
+  const row = await db('posts').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(depth - 1).first('created_at', 'id');
+  return encodeCursor(await getSecret(db, 'cursor'), 'n', [row.created_at, row.id], fingerprint({}, []));
+}
+
 async function runScenarios(database: BenchDatabase, options: BenchOptions): Promise<ScenarioResult[]> {
   const [service, baseline] = await startBoth(database, options);
-  const ctx: ScenarioContext = { rows: database.rows, created: { from: database.rows + 1, to: database.rows } };
+  const cursorDepth = Math.floor(database.rows / 2);
+  const ctx: ScenarioContext = {
+    rows: database.rows,
+    created: { from: database.rows + 1, to: database.rows },
+    cursorDepth,
+    deepCursor: await cursorAfter(database.db, cursorDepth),
+  };
   const results: ScenarioResult[] = [];
   try {
     for (const scenario of SCENARIOS) {
@@ -78,7 +92,7 @@ async function runScale(options: BenchOptions, seeded: string[]): Promise<ScaleR
     try {
       console.log(`list page 1 at ${rows.toLocaleString('en')} posts`);
       const [service, baseline] = await startBoth(database, options);
-      const ctx: ScenarioContext = { rows, created: { from: rows + 1, to: rows } };
+      const ctx: ScenarioContext = { rows, created: { from: rows + 1, to: rows }, cursorDepth: 0, deepCursor: '' };
       try {
         const s = await drive(service, list.request(ctx), database, options);
         const b = await drive(baseline, list.request(ctx), database, options);

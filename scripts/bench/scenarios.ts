@@ -7,6 +7,9 @@ export interface ScenarioContext {
   rows: number;
   /** Ids the create scenario added (patch edits only these, so seeded rows stay as generated). */
   created: { from: number; to: number };
+  /** A cursor (as the service signs them) for the page after `cursorDepth` records. */
+  deepCursor: string;
+  cursorDepth: number;
 }
 
 export interface Scenario {
@@ -49,6 +52,18 @@ export const SCENARIOS: Scenario[] = [
     title: 'list deep page',
     shown: (ctx) => `GET /api/posts/?page=${deepPage(ctx.rows)}`,
     request: (ctx) => ({ method: 'GET', path: `/api/posts/?page=${deepPage(ctx.rows)}` }),
+  },
+  {
+    name: 'cursor1',
+    title: 'cursor page 1',
+    shown: () => 'GET /api/posts/?cursor=',
+    request: () => ({ method: 'GET', path: '/api/posts/?cursor=' }),
+  },
+  {
+    name: 'cursordeep',
+    title: 'cursor page deep',
+    shown: (ctx) => `GET /api/posts/?cursor={after ${ctx.cursorDepth.toLocaleString('en')} posts}`,
+    request: (ctx) => ({ method: 'GET', path: `/api/posts/?cursor=${ctx.deepCursor}` }),
   },
   {
     name: 'search',

@@ -34,10 +34,11 @@ export async function startServer(name: string, script: string, env: NodeJS.Proc
   const url = await new Promise<string>((resolveUrl, reject) => {
     const timer = setTimeout(() => reject(new Error(`${name} did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
     createInterface({ input: child.stdout! }).on('line', (line) => {
-      const m = /listening on (http:\/\/\S+?)\/?(\s|$)/.exec(line);
+      // The baseline prints "listening on URL"; the service logs JSON with "url".
+      const m = /listening on (http:\/\/\S+?)\/?(\s|$)/.exec(line) ?? /"msg":"listening".*"url":"(http:\/\/[^"]+?)\/?"|"url":"(http:\/\/[^"]+?)\/?".*"msg":"listening"/.exec(line);
       if (m) {
         clearTimeout(timer);
-        resolveUrl(m[1]);
+        resolveUrl(m[1] ?? m[2]);
       }
     });
     void exited.then(([code]) => {

@@ -35,8 +35,10 @@ function after(q: Knex.QueryBuilder, key: OrderKey, value: Knex.Value): void {
     else q.whereRaw(`${e.sql} > ?`, [...e.bindings, v]);
   } else if (v === null) {
     q.whereRaw('1 = 0');
-  } else {
+  } else if (key.nullable) {
     q.whereRaw(`(${e.sql} < ? OR ${e.sql} IS NULL)`, [...e.bindings, v, ...e.bindings]);
+  } else {
+    q.whereRaw(`${e.sql} < ?`, [...e.bindings, v]);
   }
 }
 
@@ -47,17 +49,10 @@ export function reversed(keys: readonly OrderKey[]): OrderKey[] {
 
 /**
  * Restricts the query to rows after `values` (one per key, the last key unique) in the keys'
- * order: (k1 > v1) OR (k1 = v1 AND k2 > v2) OR ... Plain NOT NULL columns all in one direction
- * use a row comparison instead, which the databases turn into one index range.
+ * order: (k1 > v1) OR (k1 = v1 AND k2 > v2) OR ... Spelled out rather than as a row comparison
+ * ((k1, k2) > (v1, v2)), which MariaDB reads as a full index scan rather than a range.
  */
 export function applyAfter(query: Knex.QueryBuilder, keys: readonly OrderKey[], values: readonly Knex.Value[]): void {
-  const simple = keys.every((k) => !k.rank && !k.nullable && k.desc === keys[0].desc);
-  if (simple) {
-    const columns = keys.map(() => '??').join(', ');
-    const marks = keys.map(() => '?').join(', ');
-    query.whereRaw(`(${columns}) ${keys[0].desc ? '<' : '>'} (${marks})`, [...keys.map((k) => k.column), ...values]);
-    return;
-  }
   query.where((outer) => {
     keys.forEach((key, i) => {
       outer.orWhere((inner) => {
