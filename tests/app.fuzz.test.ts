@@ -7,7 +7,22 @@
 // replays a run from the start (on a fresh database, so the same ids come back). A failure is
 // reported as found: shrinking would replay requests against a database that the failing run
 // already changed; FUZZ_SHRINK=1 tries anyway. FUZZ_SKIP, a regular expression, leaves out the
-// plans whose printed form matches it, to look past a known defect while it is being fixed.
+// plans whose printed form matches it, to look past a known defect while it is being fixed
+// (e.g. FUZZ_SKIP='otherCollection' for cursors of another collection).
+//
+// Where the spec leaves a choice open, the model takes the one a careful client would expect
+// on both databases alike, and says so here:
+// - Text sorts by code point (UTF-8 byte order), trailing spaces and control characters
+//   included: the same order on SQLite and MySQL. `email` sorts ignoring ASCII case (it is
+//   unique ignoring case; the email format admits ASCII only).
+// - An ordering that names a field twice with both directions (`-title,title`, the spec's own
+//   example) breaks ties by id in the direction of the last key written or of the last key that
+//   still sorts anything: either reading is accepted.
+// - A search term is matched exactly where folding case is the same everywhere (ASCII, or text
+//   as written); elsewhere (other alphabets) the model accepts either answer for that record,
+//   but checks order, counts and that every record that surely matches is listed.
+// - The first ETag of a record is the service's choice; every write adds one to it. Tags compare
+//   character by character (RFC 9110): `"01"` is not `"1"`.
 import fc from 'fast-check';
 import { collections } from '../src/collections';
 import { startTestApp, type TestApp } from './helpers/app';
