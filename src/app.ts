@@ -3,7 +3,8 @@ import addFormats from 'ajv-formats';
 import { OpenAPIBackend, type Context } from 'openapi-backend';
 import { type Db, poolStats } from './db/connection';
 import { classifyDbError } from './db/errors';
-import { operationHandlers } from './handlers';
+import { listQueryErrors, operationHandlers } from './handlers';
+import type { ListQuery } from './handlers/list-query';
 import { serviceHandlers } from './handlers/service';
 import { apiRateLimit, bearerAuth, corsFor, unauthorized } from './http/access';
 import { securityHeaders } from './http/headers';
@@ -68,7 +69,9 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
       validationFail: async (c: Context, _req: Request, res: Response) => {
         const errors = c.validation.errors ?? [];
         if (onlyPathErrors(errors)) return sendProblem(res, 404, 'No record with this id');
-        sendProblem(res, 400, 'Request validation failed', fieldErrors(errors));
+        const more = listQueryErrors(c.operation.operationId, c.request.query as ListQuery);
+        const named = fieldErrors(errors);
+        sendProblem(res, 400, 'Request validation failed', [...named, ...more.filter((m) => !named.some((n) => n.field === m.field))]);
       },
       notFound: async (_c: Context, req: Request, res: Response) => sendProblem(res, 404, `Nothing at ${req.path}`),
       methodNotAllowed: async (_c: Context, req: Request, res: Response) => {

@@ -129,7 +129,7 @@ async function main(): Promise<void> {
     );
     const page = rows.slice(0, pageSize);
     const last = page[page.length - 1];
-    const link = (values: unknown[]) => pageUrlWith(req, 'cursor', encodeCursor(secret, 'n', values, fingerprint({}, [])));
+    const link = (values: unknown[]) => pageUrlWith(req, 'cursor', encodeCursor(secret, 'n', values, fingerprint(name, {}, [])));
     res.json({
       count: null,
       next: rows.length > pageSize && last ? link([last.created_at, last.id]) : null,

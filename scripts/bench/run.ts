@@ -45,7 +45,7 @@ async function drive(server: RunningServer, request: Parameters<typeof measure>[
 /** The cursor the service would put in `next` after the first `depth` posts in its default order. */
 async function cursorAfter(db: BenchDatabase['db'], depth: number): Promise<string> {
   const row = await db('posts').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(depth - 1).first('created_at', 'id');
-  return encodeCursor(await getSecret(db, 'cursor'), 'n', [row.created_at, row.id], fingerprint({}, []));
+  return encodeCursor(await getSecret(db, 'cursor'), 'n', [row.created_at, row.id], fingerprint('posts', {}, []));
 }
 
 async function runScenarios(database: BenchDatabase, options: BenchOptions): Promise<ScenarioResult[]> {

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { OrderKey } from './order';
+import { keySql, type OrderKey } from './order';
 
 /**
  * Keyset ("seek") conditions: the rows strictly after a boundary row in an order, so that any
@@ -7,38 +7,29 @@ import type { OrderKey } from './order';
  * SQLite sort it (first ascending, last descending).
  */
 
-/** The key's SQL expression: its column, or a ranked column's position in its enum. */
-function expression(key: OrderKey): { sql: string; bindings: Knex.Value[] } {
-  if (!key.rank) return { sql: '??', bindings: [key.column] };
-  return {
-    sql: `CASE ?? ${key.rank.map(() => 'WHEN ? THEN ?').join(' ')} END`,
-    bindings: [key.column, ...key.rank.flatMap((v, i) => [v, i])],
-  };
-}
-
 function keyValue(key: OrderKey, value: Knex.Value): Knex.Value {
   return key.rank && value !== null ? key.rank.indexOf(String(value)) : value;
 }
 
-function equal(q: Knex.QueryBuilder, key: OrderKey, value: Knex.Value): void {
-  const e = expression(key);
+function equal(q: Knex.QueryBuilder, key: OrderKey, value: Knex.Value, mysql: boolean): void {
+  const e = keySql(key, mysql);
   const v = keyValue(key, value);
   if (v === null) q.whereRaw(`${e.sql} IS NULL`, e.bindings);
-  else q.whereRaw(`${e.sql} = ?`, [...e.bindings, v]);
+  else q.whereRaw(`${e.sql} = ${e.value}`, [...e.bindings, v]);
 }
 
-function after(q: Knex.QueryBuilder, key: OrderKey, value: Knex.Value): void {
-  const e = expression(key);
+function after(q: Knex.QueryBuilder, key: OrderKey, value: Knex.Value, mysql: boolean): void {
+  const e = keySql(key, mysql);
   const v = keyValue(key, value);
   if (!key.desc) {
     if (v === null) q.whereRaw(`${e.sql} IS NOT NULL`, e.bindings);
-    else q.whereRaw(`${e.sql} > ?`, [...e.bindings, v]);
+    else q.whereRaw(`${e.sql} > ${e.value}`, [...e.bindings, v]);
   } else if (v === null) {
     q.whereRaw('1 = 0');
   } else if (key.nullable) {
-    q.whereRaw(`(${e.sql} < ? OR ${e.sql} IS NULL)`, [...e.bindings, v, ...e.bindings]);
+    q.whereRaw(`(${e.sql} < ${e.value} OR ${e.sql} IS NULL)`, [...e.bindings, v, ...e.bindings]);
   } else {
-    q.whereRaw(`${e.sql} < ?`, [...e.bindings, v]);
+    q.whereRaw(`${e.sql} < ${e.value}`, [...e.bindings, v]);
   }
 }
 
@@ -52,12 +43,12 @@ export function reversed(keys: readonly OrderKey[]): OrderKey[] {
  * order: (k1 > v1) OR (k1 = v1 AND k2 > v2) OR ... Spelled out rather than as a row comparison
  * ((k1, k2) > (v1, v2)), which MariaDB reads as a full index scan rather than a range.
  */
-export function applyAfter(query: Knex.QueryBuilder, keys: readonly OrderKey[], values: readonly Knex.Value[]): void {
+export function applyAfter(query: Knex.QueryBuilder, keys: readonly OrderKey[], values: readonly Knex.Value[], mysql: boolean): void {
   query.where((outer) => {
     keys.forEach((key, i) => {
       outer.orWhere((inner) => {
-        for (let j = 0; j < i; j++) equal(inner, keys[j], values[j]);
-        after(inner, key, values[i]);
+        for (let j = 0; j < i; j++) equal(inner, keys[j], values[j], mysql);
+        after(inner, key, values[i], mysql);
       });
     });
   });

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Db } from './connection';
+import { type Db, isMysql } from './connection';
 import { countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
@@ -39,7 +39,7 @@ export async function listRecords(db: Db, spec: TableSpec, request: ListRequest)
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
 
-  applyOrder(filtered, request.order);
+  applyOrder(filtered, request.order, isMysql(db));
   if (offset < DEFERRED_JOIN_OFFSET) return { count, rows: await filtered.select('*').limit(request.pageSize).offset(offset) };
   // Deep pages: skip over ids only (an index-only scan for the default order), then fetch the
   // page's rows by primary key. Skipping whole rows made MySQL scan and sort the table.
@@ -76,8 +76,8 @@ export async function seekRecords(db: Db, spec: TableSpec, request: SeekRequest)
   if (request.terms.length) applySearch(query, spec.searchFields, request.terms, await foldCollation(db));
   applyFilters(query, request.filters);
   const order = request.backward ? reversed(request.order) : request.order;
-  if (request.after) applyAfter(query, order, request.after as Knex.Value[]);
-  applyOrder(query, order);
+  if (request.after) applyAfter(query, order, request.after as Knex.Value[], isMysql(db));
+  applyOrder(query, order, isMysql(db));
   const rows: Row[] = await query.select('*').limit(request.limit);
   return request.backward ? rows.reverse() : rows;
 }

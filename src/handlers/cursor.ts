@@ -12,14 +12,14 @@ interface Payload {
   d: 'n' | 'p';
   /** The boundary row's values of the order's keys. */
   k: unknown[];
-  /** Fingerprint of ordering, filters and search. */
+  /** Fingerprint of the collection, ordering, filters and search. */
   f: string;
 }
 
 export type Decoded = { ok: true; backward: boolean; after: unknown[] } | { ok: false; message: string };
 
-export function fingerprint(query: Record<string, unknown>, params: readonly string[]): string {
-  const bound = params.filter((p) => query[p] !== undefined).map((p) => [p, query[p]]);
+export function fingerprint(collection: string, query: Record<string, unknown>, params: readonly string[]): string {
+  const bound = [collection, ...params.filter((p) => query[p] !== undefined).map((p) => [p, query[p]])];
   return createHash('sha256').update(JSON.stringify(bound)).digest('base64url').slice(0, 16);
 }
 

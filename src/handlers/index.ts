@@ -1,12 +1,25 @@
 import { collections, operationIds, type Verb } from '../collections';
 import { classifyDbError } from '../db/errors';
-import { sendProblem } from '../http/problem';
+import { type FieldError, sendProblem } from '../http/problem';
+import { filters, type ListQuery } from './list-query';
 import { type Handler, type HandlerDeps, recordHandlers } from './records';
 
 /**
  * Every operation's handler, keyed by operationId. A database failure that the contract names
  * (a uniqueness conflict, an unreachable database) is answered here, where the collection is known.
  */
+/**
+ * The list query's own rules that the spec cannot state (a range given upside down, a cursor
+ * with a page), for a request that also failed the spec: so that one answer names every problem.
+ */
+export function listQueryErrors(operationId: string | undefined, query: ListQuery): FieldError[] {
+  const c = collections.find((x) => operationIds(x).list === operationId);
+  if (!c) return [];
+  const errors = filters(c, query).errors;
+  if (query.cursor !== undefined && query.page !== undefined) errors.push({ field: 'cursor', message: 'cannot be combined with page' });
+  return errors;
+}
+
 export function operationHandlers(deps: HandlerDeps): Record<string, Handler> {
   const handlers: Record<string, Handler> = {};
   for (const c of collections) {

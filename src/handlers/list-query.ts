@@ -14,6 +14,8 @@ export interface SortInfo {
   rank: Record<string, readonly string[]>;
   /** Fields that may be null. */
   nullable: ReadonlySet<string>;
+  /** Text fields and how they sort: by code point, or ignoring case (emails). */
+  text: Readonly<Record<string, 'exact' | 'fold'>>;
 }
 
 export function sortInfo(spec: OpenAPIV3.Document, c: Collection): SortInfo {
@@ -22,6 +24,11 @@ export function sortInfo(spec: OpenAPIV3.Document, c: Collection): SortInfo {
   return {
     rank: Object.fromEntries((c.rankedFields ?? []).map((f) => [f, (schema(f).enum ?? []) as string[]])),
     nullable: new Set(Object.keys(props).filter((f) => schema(f).nullable)),
+    text: Object.fromEntries(
+      Object.keys(props)
+        .filter((f) => schema(f).type === 'string' && !schema(f).format?.startsWith('date') && !schema(f).enum && !(c.decimalFields as readonly string[]).includes(f))
+        .map((f) => [f, schema(f).format === 'email' ? 'fold' : 'exact']),
+    ),
   };
 }
 
@@ -40,7 +47,7 @@ export function orderKeys(query: ListQuery, info: SortInfo): OrderKey[] {
   for (const key of ordering) {
     const column = key.replace(/^-/, '');
     if (keys.some((k) => k.column === column)) continue;
-    keys.push({ column, desc: key.startsWith('-'), rank: info.rank[column], nullable: info.nullable.has(column) });
+    keys.push({ column, desc: key.startsWith('-'), rank: info.rank[column], nullable: info.nullable.has(column), text: info.text[column] });
     if (column === 'id') return keys;
   }
   return [...keys, { column: 'id', desc: keys[keys.length - 1].desc }];

@@ -102,11 +102,8 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
    * learn whether another page follows in the direction of travel. `count` is not computed.
    */
   async function listByCursor(req: Request, res: Response, query: ListQuery, base: Omit<SeekRequest, 'after' | 'backward' | 'limit'>, pageSize: number) {
-    if (query.page !== undefined) {
-      return sendProblem(res, 400, 'Request validation failed', [{ field: 'cursor', message: 'cannot be combined with page' }]);
-    }
     const secret = await getSecret(db, 'cursor');
-    const print = fingerprint(query, cursorBound);
+    const print = fingerprint(c.name, query, cursorBound);
     let after: unknown[] | undefined;
     let backward = false;
     if (query.cursor !== '') {
@@ -143,7 +140,9 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       const query = ctx.request.query as ListQuery;
       const pageSize = (query.page_size as number | undefined) ?? parameterDefault(ctx.operation, 'page_size');
       const filtering = filters(c, query);
-      if (filtering.errors.length) return sendProblem(res, 400, 'Request validation failed', filtering.errors);
+      const errors = [...filtering.errors];
+      if (query.cursor !== undefined && query.page !== undefined) errors.push({ field: 'cursor', message: 'cannot be combined with page' });
+      if (errors.length) return sendProblem(res, 400, 'Request validation failed', errors);
       const base = { terms: searchTerms(query), filters: filtering.filters, order: orderKeys(query, sorting) };
       if (query.cursor !== undefined) return listByCursor(req, res, query, base, pageSize);
 

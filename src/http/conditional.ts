@@ -27,7 +27,9 @@ function parseTags(header: string): TagList {
 export function ifMatchVersions(header: string): number[] | undefined {
   const { any, tags } = parseTags(header);
   if (any) return undefined;
-  return tags.filter((t) => !t.weak && /^[0-9]{1,15}$/.test(t.value)).map((t) => Number(t.value));
+  // Strong comparison is character by character: "01" is not "1", so only a tag written as the
+  // service writes it can name a version.
+  return tags.filter((t) => !t.weak && /^(0|[1-9][0-9]{0,14})$/.test(t.value)).map((t) => Number(t.value));
 }
 
 export function ifNoneMatchHits(header: string, version: number): boolean {
