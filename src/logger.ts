@@ -4,9 +4,26 @@ import type { LogLevel } from './config';
 export type { Logger };
 
 /**
- * JSON lines on stdout, written synchronously so that the last lines before an exit are not lost.
- * Errors are reduced to type, code, message and stack: knex and mysql2 attach the statement's
- * bound values (request bodies) to their errors, and those never reach the log.
+ * stdout, buffered: one write(2) per request line cost a fifth of a simple GET's time. Lines
+ * reach stdout within a second, and flushLogs() writes what is left before the process exits.
+ */
+let stdout: ReturnType<typeof pino.destination> | undefined;
+
+export function flushLogs(): void {
+  stdout?.flushSync();
+}
+
+function bufferedStdout(): DestinationStream {
+  if (!stdout) {
+    stdout = pino.destination({ dest: 1, sync: false, minLength: 8192 });
+    setInterval(() => stdout?.flush(), 1000).unref();
+  }
+  return stdout;
+}
+
+/**
+ * JSON lines. Errors are reduced to type, code, message and stack: knex and mysql2 attach the
+ * statement's bound values (request bodies) to their errors, and those never reach the log.
  */
 export function createLogger(level: LogLevel, destination?: DestinationStream): Logger {
   return pino(
@@ -16,7 +33,7 @@ export function createLogger(level: LogLevel, destination?: DestinationStream): 
       formatters: { level: (label) => ({ level: label }) },
       serializers: { err: serializeError },
     },
-    destination ?? pino.destination({ dest: 1, sync: true }),
+    destination ?? bufferedStdout(),
   );
 }
 

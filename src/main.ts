@@ -3,7 +3,7 @@ import { type Config, ConfigError, loadConfig } from './config';
 import { applyQueryTimeout, ensureMysqlDatabase, openDb } from './db/connection';
 import { migrateDatabase } from './db/migrations';
 import { drainable, listen } from './http/server';
-import { createLogger, type Logger } from './logger';
+import { createLogger, flushLogs, type Logger } from './logger';
 
 /** Starts the service; every failure to start is one line on stderr and exit code 1. */
 async function main(): Promise<void> {
@@ -34,6 +34,7 @@ async function main(): Promise<void> {
   const { server, port } = await listen(app, config.port, config.host);
   const drain = drainable(server);
   logStart(logger, config, port, where);
+  flushLogs();
 
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
   let stopping = false;
@@ -44,12 +45,14 @@ async function main(): Promise<void> {
     // One budget for draining and closing the pool; past it, exit 1 whatever is left.
     setTimeout(() => {
       logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out');
+      flushLogs();
       process.exit(1);
     }, config.shutdownTimeoutMs).unref();
     const drained = await drain.shutdown(config.shutdownTimeoutMs);
     await db.destroy();
     if (!drained) logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'requests were still running at the shutdown timeout');
     else logger.info('stopped');
+    flushLogs();
     process.exit(drained ? 0 : 1);
   };
   process.on('SIGTERM', stop);
