@@ -7,6 +7,7 @@ import { ConfigError } from '../config';
 export async function listen(app: Express, port: number, host: string): Promise<{ server: Server; port: number }> {
   // Not app.listen: Express 5 calls its callback on errors too, as if listening.
   const server = createServer(app);
+  server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(new ConfigError(err.code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use` : `cannot listen on ${host}:${port}: ${err.message}`)),
@@ -14,6 +15,25 @@ export async function listen(app: Express, port: number, host: string): Promise<
     server.listen(port, host, resolve);
   });
   return { server, port: (server.address() as AddressInfo).port };
+}
+
+/**
+ * Node answers a request it cannot parse (headers over 16 KiB, a malformed request line) with a
+ * bare status and no body; the contract wants problem+json for every error, so it is written here.
+ */
+export function answerClientError(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+  if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
+  const [status, title] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
+  const body = JSON.stringify({
+    type: 'about:blank',
+    title,
+    status,
+    detail: status === 431 ? 'The request line and headers are larger than 16 KiB' : 'The request is not valid HTTP',
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+      `Connection: close\r\n\r\n${body}`,
+  );
 }
 
 export interface Drain {
