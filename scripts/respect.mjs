@@ -26,7 +26,8 @@ function startService(databaseUrl) {
     const timer = setTimeout(() => reject(new Error(`the service did not start in ${START_TIMEOUT_MS / 1000}s:\n${output}`)), START_TIMEOUT_MS);
     const read = (chunk) => {
       output += chunk;
-      const m = /listening on (http:\/\/[^/\s]+)\//.exec(output);
+      // The service's start-up log line: {"msg":"listening","url":"http://host:port/",...}
+      const m = /"url":"(http:\/\/[^/"]+)\/"[^\n]*"msg":"listening"/.exec(output);
       if (m) {
         clearTimeout(timer);
         resolve(m[1]);
