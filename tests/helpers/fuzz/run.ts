@@ -242,7 +242,8 @@ function badCursorQuery(plan: Plan, model: Model, query: string[]): string[] {
   const own = model.pickCursor(bad.n, (k) => k.collection === c);
   const base = query.filter((q) => !/^(cursor|page)=/.test(q));
   // With no cursor handed out yet, any text is one this service never issued.
-  const token = own?.token ?? `eyJkIjoibiJ9.${'A'.repeat(22)}`;
+  const never = `eyJkIjoibiJ9.${'A'.repeat(22)}`;
+  const token = own?.token ?? never;
   switch (bad.kind) {
     case 'altered': {
       const chars = [...token];
@@ -287,7 +288,8 @@ function badCursorQuery(plan: Plan, model: Model, query: string[]): string[] {
     case 'otherCollection': {
       // A cursor of another collection, with a query that means the same there (none).
       const foreign = model.pickCursor(bad.n, (k) => k.collection !== c && k.bound.every((q) => /^page_size=/.test(q)));
-      return [...base.filter((q) => /^page_size=/.test(q)), `cursor=${foreign?.token ?? token}`];
+      // With no foreign cursor handed out yet, one this service never issued (not our own, valid one).
+      return [...base.filter((q) => /^page_size=/.test(q)), `cursor=${foreign?.token ?? never}`];
     }
     case 'withPage':
       return [...(own ? own.bound : base), `cursor=${bad.n % 2 || !own ? '' : own.token}`, `page=${bad.page}`];
