@@ -1,5 +1,6 @@
 import type { Db } from './connection';
 import type { Queryable } from './records';
+import { dbTimestamp } from './time';
 
 /** What a create with an Idempotency-Key finds when it claims the key. */
 export type Claim =
@@ -20,10 +21,6 @@ const KEEP_MS = 24 * 60 * 60 * 1000;
 /** A claim still "running" after this long belongs to a request that died; a retry takes it over. */
 const ABANDONED_MS = 5 * 60 * 1000;
 
-function stamp(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
-}
-
 function isDuplicate(err: unknown): boolean {
   const code = (err as { code?: string }).code;
   return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE';
@@ -35,10 +32,10 @@ function isDuplicate(err: unknown): boolean {
  */
 export async function claimKey(db: Db, collection: string, key: string, hash: string): Promise<Claim> {
   const now = Date.now();
-  await db(TABLE).where('created_at', '<', stamp(now - KEEP_MS)).delete();
+  await db(TABLE).where('created_at', '<', dbTimestamp(now - KEEP_MS)).delete();
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      await db(TABLE).insert({ collection, idem_key: key, request_hash: hash, state: 'running', created_at: stamp(now) });
+      await db(TABLE).insert({ collection, idem_key: key, request_hash: hash, state: 'running', created_at: dbTimestamp(now) });
       return { kind: 'claimed' };
     } catch (err) {
       if (!isDuplicate(err)) throw err;
@@ -52,10 +49,10 @@ export async function claimKey(db: Db, collection: string, key: string, hash: st
         response: { status: row.response_status, body: row.response_body, location: row.response_location, etag: row.response_etag },
       };
     }
-    if (String(row.created_at) >= stamp(now - ABANDONED_MS)) return { kind: 'running' };
+    if (String(row.created_at) >= dbTimestamp(now - ABANDONED_MS)) return { kind: 'running' };
     const taken = await db(TABLE)
       .where({ id: row.id, state: 'running', created_at: row.created_at })
-      .update({ created_at: stamp(now) });
+      .update({ created_at: dbTimestamp(now) });
     if (taken) return { kind: 'claimed' };
   }
   return { kind: 'running' };

@@ -15,9 +15,7 @@ import { type Handler, type HandlerDeps, recordHandlers } from './records';
 export function listQueryErrors(operationId: string | undefined, query: ListQuery): FieldError[] {
   const c = collections.find((x) => operationIds(x).list === operationId);
   if (!c) return [];
-  const errors = filters(c, query).errors;
-  if (query.cursor !== undefined && query.page !== undefined) errors.push({ field: 'cursor', message: 'cannot be combined with page' });
-  return errors;
+  return filters(c, query).errors;
 }
 
 export function operationHandlers(deps: HandlerDeps): Record<string, Handler> {

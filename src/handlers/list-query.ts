@@ -53,7 +53,10 @@ export function orderKeys(query: ListQuery, info: SortInfo): OrderKey[] {
   return [...keys, { column: 'id', desc: keys[keys.length - 1].desc }];
 }
 
-/** The collection's filters that the request sets, or the 400 entries for ranges given upside down. */
+/**
+ * The collection's filters that the request sets, and the 400 entries for the list query's own
+ * rules that the spec cannot state: a range given upside down, a cursor with a page.
+ */
 export function filters(c: Collection, query: ListQuery): { filters: Filter[]; errors: FieldError[] } {
   const out: Filter[] = [];
   for (const [param, spec] of Object.entries(c.filters ?? {})) {
@@ -72,5 +75,6 @@ export function filters(c: Collection, query: ListQuery): { filters: Filter[]; e
     const inverted = /^[0-9.]+$/.test(String(a)) ? Number(a) > Number(b) : String(a) > String(b);
     if (inverted) errors.push({ field: low, message: `must not be above ${high} (${b})` });
   }
+  if (query.cursor !== undefined && query.page !== undefined) errors.push({ field: 'cursor', message: 'cannot be combined with page' });
   return { filters: out, errors };
 }

@@ -5,6 +5,7 @@ import type { Collection, PageOf, RecordOf, ResourceName, Verb } from '../collec
 import type { Db } from '../db/connection';
 import { deleteRecord, findRecord, listRecords, seekRecords, type SeekRequest, updateRecord, type Row, type Values } from '../db/records';
 import { getSecret } from '../db/secrets';
+import { dbTimestamp } from '../db/time';
 import { etag, ifMatchVersions, ifNoneMatchHits } from '../http/conditional';
 import { pageUrl } from '../http/links';
 import { sendProblem } from '../http/problem';
@@ -40,11 +41,6 @@ function writeFields(spec: OpenAPIV3.Document, resource: ResourceName): Field[] 
 function parameterDefault(operation: Context['operation'], name: string): number {
   const param = (operation.parameters as OpenAPIV3.ParameterObject[]).find((p) => p.name === name);
   return Number((param?.schema as OpenAPIV3.SchemaObject).default);
-}
-
-/** `2026-11-22 09:32:05.156`, the form both databases store and sort. */
-export function now(): string {
-  return new Date().toISOString().replace('T', ' ').replace('Z', '');
 }
 
 function timestamp(value: unknown): string {
@@ -140,9 +136,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       const query = ctx.request.query as ListQuery;
       const pageSize = (query.page_size as number | undefined) ?? parameterDefault(ctx.operation, 'page_size');
       const filtering = filters(c, query);
-      const errors = [...filtering.errors];
-      if (query.cursor !== undefined && query.page !== undefined) errors.push({ field: 'cursor', message: 'cannot be combined with page' });
-      if (errors.length) return sendProblem(res, 400, 'Request validation failed', errors);
+      if (filtering.errors.length) return sendProblem(res, 400, 'Request validation failed', filtering.errors);
       const base = { terms: searchTerms(query), filters: filtering.filters, order: orderKeys(query, sorting) };
       if (query.cursor !== undefined) return listByCursor(req, res, query, base, pageSize);
 
@@ -162,7 +156,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
     },
 
     async create(ctx, req, res) {
-      const stamp = now();
+      const stamp = dbTimestamp();
       const record = { ...values(ctx.request.requestBody, true), created_at: stamp, updated_at: stamp };
       const created = await createIdempotently(db, c.name, req, ctx.request.requestBody, record, serialize);
       if (created.kind !== 'created') return created.send(res);
@@ -184,14 +178,14 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
 
     async replace(ctx, req, res) {
       const id = Number(ctx.request.params.id);
-      const row = await updateRecord(db, c.name, id, { ...values(ctx.request.requestBody, true), updated_at: now() }, condition(req));
+      const row = await updateRecord(db, c.name, id, { ...values(ctx.request.requestBody, true), updated_at: dbTimestamp() }, condition(req));
       if (!row) return writeMissed(req, res, id);
       sendRecord(res, 200, row);
     },
 
     async update(ctx, req, res) {
       const id = Number(ctx.request.params.id);
-      const row = await updateRecord(db, c.name, id, { ...values(ctx.request.requestBody, false), updated_at: now() }, condition(req));
+      const row = await updateRecord(db, c.name, id, { ...values(ctx.request.requestBody, false), updated_at: dbTimestamp() }, condition(req));
       if (!row) return writeMissed(req, res, id);
       sendRecord(res, 200, row);
     },
