@@ -6,11 +6,14 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 
 const out = 'build/docs/index.html';
-execFileSync('npx', ['redocly', 'build-docs', 'openapi/openapi.yaml', '--inlineBundle',
-  '--templateOptions.disableGoogleFont=true', '--output', out], {
-  stdio: ['ignore', 'ignore', 'inherit'],
-  env: { ...process.env, REDOCLY_TELEMETRY: 'off' },
-});
+execFileSync(
+  'npx',
+  ['redocly', 'build-docs', 'openapi/openapi.yaml', '--inlineBundle', '--templateOptions.disableGoogleFont=true', '--output', out],
+  {
+    stdio: ['ignore', 'ignore', 'inherit'],
+    env: { ...process.env, REDOCLY_TELEMETRY: 'off' },
+  },
+);
 
 const logo = `data:image/svg+xml,${encodeURIComponent(
   '<svg xmlns="http://www.w3.org/2000/svg" width="60" height="14"><text x="0" y="11" font-family="sans-serif" font-size="11" fill="#666">Redocly</text></svg>',

@@ -1,57 +1,21 @@
 // Runs the Arazzo workflows (openapi/*.arazzo.yaml) with `redocly respect` against the service,
-// started here as `npx tsx src/main.ts` on a free port and a fresh database of one dialect, then
-// stops it and drops the database. Used by scripts/test.mjs; on its own:
+// started here from its source (src/main.ts through tsx, by scripts/lib/service-process.ts) on a
+// free port and a fresh database of one dialect, then stops it and drops the database. Used by
+// scripts/test.mjs; on its own:
 //   node scripts/respect.mjs sqlite|mysql
-import { spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import mysql from 'mysql2/promise';
+import { require as tsRequire } from 'tsx/cjs/api';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const START_TIMEOUT_MS = 90_000;
-
-/** Starts the service in a process group of its own; resolves with its URL once it listens. */
-function startService(databaseUrl) {
-  const child = spawn('npx', ['tsx', 'src/main.ts'], {
-    cwd: root,
-    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: databaseUrl },
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: true,
-  });
-  let output = '';
-  const url = new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the service did not start in ${START_TIMEOUT_MS / 1000}s:\n${output}`)), START_TIMEOUT_MS);
-    const read = (chunk) => {
-      output += chunk;
-      // The service's start-up log line: {"msg":"listening","url":"http://host:port/",...}
-      const m = /"url":"(http:\/\/[^/"]+)\/"[^\n]*"msg":"listening"/.exec(output);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    };
-    child.stdout.on('data', read);
-    child.stderr.on('data', read);
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the service exited (${code}) before it listened:\n${output}`));
-    });
-  });
-  const stop = () =>
-    new Promise((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
-      child.once('exit', resolve);
-      try {
-        process.kill(-child.pid, 'SIGTERM'); // npx, tsx and node: the group started above
-      } catch {
-        resolve();
-      }
-    });
-  return { url, stop };
-}
+/** The one helper that starts the service as a process (TypeScript, loaded through tsx). */
+const { startService } = tsRequire('./lib/service-process.ts', import.meta.url);
 
 /** A step passes when none of its error-level checks failed (respect's own checks included). */
 function countSteps(report) {
@@ -79,11 +43,16 @@ export async function respect(dialect, mysqlServerUrl = process.env.MYSQL_URL ??
     server.pathname = `/${name}`;
     databaseUrl = server.toString();
   }
-  const service = startService(databaseUrl);
-  const files = readdirSync(join(root, 'openapi')).filter((f) => f.endsWith('.arazzo.yaml')).map((f) => join('openapi', f));
+  const started = startService(
+    { entry: 'source', env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: databaseUrl } },
+    START_TIMEOUT_MS,
+  );
+  const files = readdirSync(join(root, 'openapi'))
+    .filter((f) => f.endsWith('.arazzo.yaml'))
+    .map((f) => join('openapi', f));
   const reportPath = join(dir, 'respect.json');
   try {
-    const url = await service.url;
+    const { url } = await started;
     console.log(`respect (${dialect}): ${files.length} workflow files against ${url}`);
     const result = spawnSync('npx', ['redocly', 'respect', ...files, '--server', `records=${url}`, '-J', reportPath], {
       cwd: root,
@@ -100,14 +69,24 @@ export async function respect(dialect, mysqlServerUrl = process.env.MYSQL_URL ??
     }
     const ok = result.status === 0 && counts.failed === 0 && counts.passed > 0;
     // The whole step-by-step log only when something failed; else respect's summary table.
-    console.log(ok ? output.split('\n').filter((l) => /^[│┌└├]/.test(l)).join('\n') : output);
+    console.log(
+      ok
+        ? output
+            .split('\n')
+            .filter((l) => /^[│┌└├]/.test(l))
+            .join('\n')
+        : output,
+    );
     console.log(`respect (${dialect}): ${counts.passed} steps passed, ${counts.failed} failed`);
     return { ...counts, ok };
   } catch (err) {
     console.error(`respect (${dialect}): ${err.message}`);
     return { passed: 0, failed: 1, ok: false };
   } finally {
-    await service.stop();
+    await started.then(
+      (service) => service.stop(),
+      () => undefined,
+    );
     rmSync(dir, { recursive: true, force: true });
     if (dialect === 'mysql') await dropDatabase(mysqlServerUrl, name);
   }

@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   try {
     const bar = progressBar(`${collection} → ${where}`, count);
     const started = process.hrtime.bigint();
-    await seedCollection(db, collection, count, { seed, reset: values.reset, parallel, onProgress: bar.update });
+    await seedCollection(db, collection, count, { seed, reset: values.reset, parallel, onProgress: (n) => bar.update(n) });
     bar.update(count);
     bar.finish();
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -56,6 +56,6 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   const known = err instanceof SeedError || err instanceof ConfigError;
-  console.error(`seed failed: ${known ? (err as Error).message : (err as Error)?.stack ?? err}`);
+  console.error(`seed failed: ${known ? err.message : String((err as Error)?.stack ?? err)}`);
   process.exit(1);
 });

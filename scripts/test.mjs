@@ -1,4 +1,6 @@
-// The README's test command: type check, spec lint, generated-types check, then on SQLite and on
+// The README's test command: type check, lint and format check, spec lint (Redocly, then Spectral's OWASP rules),
+// generated-types check, the breaking-change gate, the build to dist/ (one test starts
+// `node dist/main.js`, as `npm start` does), then on SQLite and on
 // MySQL every jest test (the typed-client tests and the fuzzer among them) and the Arazzo
 // workflows run by `redocly respect` (scripts/respect.mjs). MySQL is used when it answers
 // (MYSQL_URL, default the local server); under CI it must answer. Prints per-database counts and
@@ -22,9 +24,15 @@ function run(title, command, args, env = {}) {
 function answers(host, port) {
   return new Promise((resolve) => {
     const socket = createConnection({ host, port, timeout: 2000 });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
     socket.once('error', () => resolve(false));
-    socket.once('timeout', () => { socket.destroy(); resolve(false); });
+    socket.once('timeout', () => {
+      socket.destroy();
+      resolve(false);
+    });
   });
 }
 
@@ -32,7 +40,9 @@ const outDir = mkdtempSync(join(tmpdir(), 'records-jest-'));
 const counts = [];
 function jest(dialect) {
   const outputFile = join(outDir, `${dialect}.json`);
-  const ok = run(`jest on ${dialect}`, 'npx', ['jest', '--runInBand', '--json', `--outputFile=${outputFile}`, ...extraJestArgs], { TEST_DB: dialect });
+  const ok = run(`jest on ${dialect}`, 'npx', ['jest', '--runInBand', '--json', `--outputFile=${outputFile}`, ...extraJestArgs], {
+    TEST_DB: dialect,
+  });
   try {
     const r = JSON.parse(readFileSync(outputFile, 'utf8'));
     counts.push({ dialect, passed: r.numPassedTests, failed: r.numFailedTests + r.numRuntimeErrorTestSuites, skipped: r.numPendingTests });
@@ -51,8 +61,13 @@ async function workflows(dialect) {
 
 let ok = true;
 ok = run('type check', 'npx', ['tsc', '--noEmit']) && ok;
+ok = run('lint (ESLint, type-checked rules)', 'npm', ['run', '-s', 'lint']) && ok;
+ok = run('format (Prettier)', 'npm', ['run', '-s', 'format:check']) && ok;
 ok = run('spec lint', 'npm', ['run', '-s', 'lint:spec']) && ok;
+ok = run('security lint of the contract (Spectral, OWASP ruleset)', 'npm', ['run', '-s', 'lint:security']) && ok;
 ok = run('generated types are current', 'npm', ['run', '-s', 'generate', '--', '--check']) && ok;
+ok = run('build (dist/)', 'npm', ['run', '-s', 'build']) && ok;
+ok = run('no breaking change since the released contract', 'npm', ['run', '-s', 'check:breaking']) && ok;
 ok = jest('sqlite') && ok;
 ok = (await workflows('sqlite')) && ok;
 if (await answers(mysqlUrl.hostname, Number(mysqlUrl.port || 3306))) {

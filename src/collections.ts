@@ -1,14 +1,17 @@
 import type { components, operations } from './generated/openapi';
 
 type Schemas = components['schemas'];
-export type ResourceName = 'Post' | 'Product' | 'Book' | 'User' | 'Task';
+/** Every schema `R` of the spec that has an `RWrite` beside it: the resources (from the generated types). */
+type SchemaName = Extract<keyof Schemas, string>;
+export type ResourceName = { [K in SchemaName]: `${K}Write` extends SchemaName ? K : never }[SchemaName];
 export type RecordOf<R extends ResourceName> = Schemas[R];
 export type WriteOf<R extends ResourceName> = Schemas[`${R}Write`];
 export type PatchOf<R extends ResourceName> = Schemas[`${R}Patch`];
 export type PageOf<R extends ResourceName> = Schemas[`${R}Page`];
 export type OperationId = keyof operations;
 type FieldOf<R extends ResourceName> = R extends ResourceName ? keyof RecordOf<R> & string : never;
-type Plural = 'Posts' | 'Products' | 'Books' | 'Users' | 'Tasks';
+/** The plurals of the spec's list operations (`listPosts`: `Posts`). */
+type Plural = keyof operations extends infer K ? (K extends `list${infer P}` ? P : never) : never;
 export type Verb = 'list' | 'create' | 'get' | 'replace' | 'update' | 'delete';
 type RecordOperationId = `list${Plural}` | `${Exclude<Verb, 'list'>}${ResourceName}`;
 
@@ -57,13 +60,21 @@ function collection<R extends ResourceName>(c: Collection<R>): Collection {
 
 export const collections = [
   collection({
-    name: 'posts', resource: 'Post', plural: 'Posts',
-    searchFields: ['title', 'content'], uniqueFields: [], decimalFields: [],
+    name: 'posts',
+    resource: 'Post',
+    plural: 'Posts',
+    searchFields: ['title', 'content'],
+    uniqueFields: [],
+    decimalFields: [],
     filters: { author: { column: 'author', op: 'eq' } },
   }),
   collection({
-    name: 'products', resource: 'Product', plural: 'Products',
-    searchFields: ['name', 'description'], uniqueFields: [], decimalFields: ['price'],
+    name: 'products',
+    resource: 'Product',
+    plural: 'Products',
+    searchFields: ['name', 'description'],
+    uniqueFields: [],
+    decimalFields: ['price'],
     filters: {
       min_price: { column: 'price', op: 'gte' },
       max_price: { column: 'price', op: 'lte' },
@@ -72,8 +83,12 @@ export const collections = [
     ranges: [['min_price', 'max_price']],
   }),
   collection({
-    name: 'books', resource: 'Book', plural: 'Books',
-    searchFields: ['title', 'author'], uniqueFields: ['isbn'], decimalFields: [],
+    name: 'books',
+    resource: 'Book',
+    plural: 'Books',
+    searchFields: ['title', 'author'],
+    uniqueFields: ['isbn'],
+    decimalFields: [],
     filters: {
       genre: { column: 'genre', op: 'eq' },
       author: { column: 'author', op: 'eq' },
@@ -83,12 +98,21 @@ export const collections = [
     ranges: [['published_after', 'published_before']],
   }),
   collection({
-    name: 'users', resource: 'User', plural: 'Users',
-    searchFields: ['username', 'email'], uniqueFields: ['username', 'email'], decimalFields: [],
+    name: 'users',
+    resource: 'User',
+    plural: 'Users',
+    searchFields: ['username', 'email'],
+    uniqueFields: ['username', 'email'],
+    decimalFields: [],
   }),
   collection({
-    name: 'tasks', resource: 'Task', plural: 'Tasks',
-    searchFields: ['title', 'description'], uniqueFields: [], decimalFields: [], rankedFields: ['priority'],
+    name: 'tasks',
+    resource: 'Task',
+    plural: 'Tasks',
+    searchFields: ['title', 'description'],
+    uniqueFields: [],
+    decimalFields: [],
+    rankedFields: ['priority'],
     filters: {
       status: { column: 'status', op: 'in' },
       priority: { column: 'priority', op: 'in' },
@@ -109,4 +133,11 @@ export function operationIds(c: Collection): Record<Verb, RecordOperationId> {
     update: `update${c.resource}`,
     delete: `delete${c.resource}`,
   };
+}
+
+const byOperationId = new Map<string, Collection>(collections.flatMap((c) => Object.values(operationIds(c)).map((id) => [id, c] as const)));
+
+/** The collection an operation belongs to (none for the service's own operations). */
+export function collectionOf(operationId: string | undefined): Collection | undefined {
+  return operationId === undefined ? undefined : byOperationId.get(operationId);
 }

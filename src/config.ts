@@ -1,12 +1,30 @@
 // Configuration from the environment. A bad value is a ConfigError, which main.ts prints as one
 // line and exits 1 with; nothing here touches the network (API_TOKENS_FILE is read).
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 
 export class ConfigError extends Error {}
 
 export type DatabaseConfig =
-  | { client: 'mysql'; host: string; port: number; user: string; password: string; database: string }
+  | {
+      client: 'mysql';
+      host: string;
+      port: number;
+      user: string;
+      password: string;
+      database: string;
+      /**
+       * Every node of a cluster (mysql://u@h1:3306,h2:3306/db), present only when the URL names
+       * more than one; `host`/`port` are the first. New connections go to the nodes in turn.
+       */
+      hosts?: DatabaseHost[];
+    }
   | { client: 'sqlite'; filename: string };
+
+export interface DatabaseHost {
+  host: string;
+  port: number;
+}
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -27,6 +45,8 @@ export interface Config {
   /** Proxy hops in front of the service whose X-Forwarded-For is believed (0: none). */
   trustProxy: number;
   shutdownTimeoutMs: number;
+  /** Worker processes (node:cluster) that serve requests; 1: the service is one process. */
+  workers: number;
 }
 
 export interface PoolConfig {
@@ -34,6 +54,8 @@ export interface PoolConfig {
   size: number;
   /** A statement still running after this long is cancelled and answered with 503. */
   queryTimeoutMs: number;
+  /** On Galera, the session's wsrep_sync_wait (1: reads see every write committed before them). */
+  wsrepSyncWait?: number;
 }
 
 export const DEFAULT_SQLITE_FILE = './data/records.sqlite3';
@@ -46,14 +68,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     pool: {
       size: parseInteger('DB_POOL_SIZE', env.DB_POOL_SIZE || '10', 1, 1000),
       queryTimeoutMs: parseInteger('DB_QUERY_TIMEOUT_MS', env.DB_QUERY_TIMEOUT_MS || '5000', 100, 3_600_000),
+      wsrepSyncWait: parseInteger('DB_WSREP_SYNC_WAIT', env.DB_WSREP_SYNC_WAIT || '1', 0, 15),
     },
     bodyLimit: parseSize('BODY_LIMIT', env.BODY_LIMIT ?? '1mb'),
     logLevel: parseLogLevel(env.LOG_LEVEL || 'info'),
     apiTokens: parseTokens(env),
     corsOrigins: parseOrigins(env.CORS_ORIGINS ?? ''),
-    rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE ? parseInteger('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 1, 1_000_000) : undefined,
+    rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE
+      ? parseInteger('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 1, 1_000_000)
+      : undefined,
     trustProxy: parseInteger('TRUST_PROXY', env.TRUST_PROXY || '0', 0, 10),
     shutdownTimeoutMs: parseInteger('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS || '10000', 100, 3_600_000),
+    workers: parseInteger('WEB_CONCURRENCY', env.WEB_CONCURRENCY || String(availableParallelism()), 1, 256),
   };
 }
 
@@ -82,7 +108,10 @@ function parseTokens(env: NodeJS.ProcessEnv): string[] {
       throw new ConfigError(`API_TOKENS_FILE: cannot read ${env.API_TOKENS_FILE} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
     }
   }
-  const tokens = text.split(/[,\r\n]+/).map((t) => t.trim()).filter(Boolean);
+  const tokens = text
+    .split(/[,\r\n]+/)
+    .map((t) => t.trim())
+    .filter(Boolean);
   if ((env.API_TOKENS || env.API_TOKENS_FILE) && !tokens.length) throw new ConfigError(`${source} is set but holds no token`);
   tokens.forEach((t, i) => {
     if (!TOKEN.test(t)) throw new ConfigError(`${source}: token ${i + 1} has characters a bearer token cannot have`);
@@ -93,7 +122,10 @@ function parseTokens(env: NodeJS.ProcessEnv): string[] {
 
 /** `https://app.example.com, http://localhost:5173`, or `*` for any origin. */
 export function parseOrigins(value: string): string[] {
-  const items = value.split(',').map((o) => o.trim()).filter(Boolean);
+  const items = value
+    .split(',')
+    .map((o) => o.trim())
+    .filter(Boolean);
   if (items.includes('*')) {
     if (items.length > 1) throw new ConfigError('CORS_ORIGINS: "*" allows every origin and cannot be combined with others');
     return ['*'];
@@ -119,6 +151,19 @@ export function parseDatabaseUrl(url: string | undefined): DatabaseConfig {
     const filename = url.slice('sqlite:'.length).replace(/^\/\/(?=\/)/, '');
     if (!filename) throw new ConfigError('DATABASE_URL: sqlite: needs a file name, e.g. sqlite:./data/records.sqlite3');
     return { client: 'sqlite', filename };
+  }
+  // Several hosts (a cluster's nodes) are comma-separated where one host goes; WHATWG URLs
+  // cannot hold that, so each is parsed as the host of a URL of its own.
+  const authority = /^([a-z][a-z0-9+.-]*:\/\/(?:[^@/?#]*@)?)([^/?#]*)(.*)$/is.exec(url);
+  if (authority && authority[2].includes(',')) {
+    const hosts = authority[2].split(',').map((part) => {
+      if (!part.trim()) throw new ConfigError('DATABASE_URL: an empty host in the list of hosts (write h1:3306,h2:3306)');
+      const one = parseDatabaseUrl(`${authority[1]}${part.trim()}${authority[3]}`);
+      return one.client === 'mysql' ? { host: one.host, port: one.port } : undefined;
+    });
+    const first = parseDatabaseUrl(`${authority[1]}${authority[2].split(',')[0].trim()}${authority[3]}`);
+    if (first.client !== 'mysql') throw new ConfigError('DATABASE_URL: only mysql:// may name several hosts');
+    return { ...first, hosts: hosts as DatabaseHost[] };
   }
   let parsed: URL;
   try {

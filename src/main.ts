@@ -1,6 +1,7 @@
 import { createApp } from './app';
+import { inWorker, reportReady, reportStartFailure, superviseWorkers, workerId } from './cluster';
 import { type Config, ConfigError, loadConfig } from './config';
-import { applyQueryTimeout, ensureMysqlDatabase, openDb } from './db/connection';
+import { withQueryTimeout, ensureMysqlDatabase, openDb } from './db/connection';
 import { migrateDatabase } from './db/migrations';
 import { drainable, listen } from './http/server';
 import { createLogger, flushLogs, type Logger } from './logger';
@@ -8,19 +9,37 @@ import { createLogger, flushLogs, type Logger } from './logger';
 /** Starts the service; every failure to start is one line on stderr and exit code 1. */
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
-  const where = config.database.client === 'sqlite'
-    ? `SQLite file ${config.database.filename}`
-    : `MySQL ${config.database.host}:${config.database.port}/${config.database.database}`;
-  await ensureMysqlDatabase(config.database).catch((err) => {
-    throw new ConfigError(`cannot reach the database (${where}): ${(err as Error).message}`);
-  });
+  const primary = !inWorker && config.workers > 1;
+  // Every worker's line names it; the primary's own lines go straight to stdout, between the
+  // workers' lines that it relays there.
+  const logger = inWorker
+    ? createLogger(config.logLevel).child({ worker: workerId })
+    : createLogger(config.logLevel, primary ? process.stdout : undefined);
+  const where =
+    config.database.client === 'sqlite'
+      ? `SQLite file ${config.database.filename}`
+      : `MySQL ${(config.database.hosts ?? [config.database]).map((h) => `${h.host}:${h.port}`).join(',')}/${config.database.database}`;
   const dbLog = { warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) };
-  await migrateDatabase(config.database, dbLog).catch((err) => {
-    throw new ConfigError(`cannot prepare the database (${where}): ${(err as Error).message}`);
-  });
-  const db = openDb(config.database, config.pool, dbLog);
-  applyQueryTimeout(db, config.pool.queryTimeoutMs);
+  // The primary migrates once, before any worker starts.
+  if (!inWorker) {
+    await ensureMysqlDatabase(config.database).catch((err) => {
+      throw new ConfigError(`cannot reach the database (${where}): ${(err as Error).message}`);
+    });
+    await migrateDatabase(config.database, dbLog).catch((err) => {
+      throw new ConfigError(`cannot prepare the database (${where}): ${(err as Error).message}`);
+    });
+  }
+  if (primary) {
+    process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
+    return superviseWorkers({
+      workers: config.workers,
+      shutdownTimeoutMs: config.shutdownTimeoutMs,
+      logger,
+      onListening: (port) => logStart(logger, config, port, where),
+      failStart,
+    });
+  }
+  const db = withQueryTimeout(openDb(config.database, config.pool, dbLog), config.pool.queryTimeoutMs);
   const app = await createApp({
     db,
     bodyLimit: config.bodyLimit,
@@ -33,7 +52,8 @@ async function main(): Promise<void> {
   });
   const { server, port } = await listen(app, config.port, config.host);
   const drain = drainable(server);
-  logStart(logger, config, port, where);
+  if (inWorker) reportReady(port);
+  else logStart(logger, config, port, where);
   flushLogs();
 
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
@@ -55,8 +75,10 @@ async function main(): Promise<void> {
     flushLogs();
     process.exit(drained ? 0 : 1);
   };
-  process.on('SIGTERM', stop);
-  process.on('SIGINT', stop);
+  process.on('SIGTERM', (signal) => void stop(signal));
+  process.on('SIGINT', (signal) => void stop(signal));
+  // A worker whose primary is gone (killed) takes no more connections: it stops as on SIGTERM.
+  if (inWorker) process.once('disconnect', () => void stop('SIGTERM'));
 }
 
 /** What the service runs with; `listening` comes last, once it takes requests. */
@@ -65,11 +87,30 @@ function logStart(logger: Logger, config: Config, port: number, database: string
   else logger.warn('API_TOKENS is not set: /api/ is open to every client');
   if (config.rateLimitPerMinute) logger.info({ perMinute: config.rateLimitPerMinute }, 'rate limit per client address');
   if (config.corsOrigins.length) logger.info({ origins: config.corsOrigins }, 'CORS allowed for these origins');
-  logger.info({ url: `http://${config.host}:${port}/`, port, database, poolSize: config.pool.size, queryTimeoutMs: config.pool.queryTimeoutMs }, 'listening');
+  logger.info(
+    {
+      url: `http://${config.host}:${port}/`,
+      port,
+      database,
+      workers: config.workers,
+      poolSize: config.pool.size,
+      queryTimeoutMs: config.pool.queryTimeoutMs,
+    },
+    'listening',
+  );
 }
 
-main().catch((err: unknown) => {
-  const message = err instanceof ConfigError ? err.message : `unexpected error while starting: ${(err as Error)?.message ?? err}`;
+function failStart(message: string): never {
   console.error(`records API failed to start: ${message}`);
   process.exit(1);
+}
+
+main().catch(async (err: unknown) => {
+  const message = err instanceof ConfigError ? err.message : `unexpected error while starting: ${(err as Error)?.message ?? err}`;
+  // A worker leaves the one line to the primary, which knows whether the others fail too.
+  if (inWorker) {
+    await reportStartFailure(message, err instanceof ConfigError);
+    process.exit(1);
+  }
+  failStart(message);
 });

@@ -3,9 +3,14 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import type { OpenAPIV3 } from 'openapi-types';
 
-export const SPEC_PATH = join(__dirname, '..', 'openapi', 'openapi.yaml');
+/**
+ * The project's root: this file runs as src/spec.ts under tsx and as dist/spec.js when built
+ * (tsconfig.build.json keeps src/'s layout in dist/), one level below the root either way.
+ */
+const ROOT = join(__dirname, '..');
+export const SPEC_PATH = join(ROOT, 'openapi', 'openapi.yaml');
 /** Built by `npm run docs` (also run by `npm install`). */
-export const DOCS_PATH = join(__dirname, '..', 'build', 'docs', 'index.html');
+export const DOCS_PATH = join(ROOT, 'build', 'docs', 'index.html');
 
 export function readSpecText(): string {
   return readFileSync(SPEC_PATH, 'utf8');

@@ -18,10 +18,20 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s: a body that is not
   test.each(bodies)('%s', async (_n, { given }) => {
     const created = await app.request('POST', `/api/${name}/`, { body: f.valid(1) });
     const before = await app.request('GET', `/api/${name}/`);
-    for (const [method, path] of [['POST', `/api/${name}/`], ['PUT', `/api/${name}/${created.body.id}/`], ['PATCH', `/api/${name}/${created.body.id}/`]]) {
+    for (const [method, path] of [
+      ['POST', `/api/${name}/`],
+      ['PUT', `/api/${name}/${created.body.id}/`],
+      ['PATCH', `/api/${name}/${created.body.id}/`],
+    ]) {
       const res = await app.request(method, path, { raw: given });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ type: 'about:blank', title: 'Bad Request', status: 400, detail: 'The request body is not valid JSON', request_id: expect.any(String) });
+      expect(res.body).toEqual({
+        type: 'about:blank',
+        title: 'Bad Request',
+        status: 400,
+        detail: 'The request body is not valid JSON',
+        request_id: expect.any(String),
+      });
     }
     const after = await app.request('GET', `/api/${name}/`);
     await app.request('DELETE', `/api/${name}/${created.body.id}/`);

@@ -3,15 +3,11 @@
 // top of this is what its layers cost. It trusts its input: it is for benchmarks only.
 import express, { type Request, type Response } from 'express';
 import { createPool, type Pool, type RowDataPacket, type ResultSetHeader } from 'mysql2';
+import { collections } from '../../src/collections';
+import { apiTimestamp, dbTimestamp } from '../../src/db/time';
 import { encodeCursor, fingerprint } from '../../src/handlers/cursor';
 
-const SEARCH_FIELDS: Record<string, string[]> = {
-  posts: ['title', 'content'],
-  products: ['name', 'description'],
-  books: ['title', 'author'],
-  users: ['username', 'email'],
-  tasks: ['title', 'description'],
-};
+const SEARCH_FIELDS: Record<string, readonly string[]> = Object.fromEntries(collections.map((c) => [c.name, c.searchFields]));
 const FOLD_COLLATIONS = ['utf8mb4_uca1400_as_cs', 'utf8mb4_0900_as_cs'];
 
 const url = new URL(process.env.DATABASE_URL ?? '');
@@ -42,13 +38,21 @@ function serialize(row: Row): Record<string, unknown> {
   return {
     ...fields,
     id: Number(row.id),
-    created_at: `${row.created_at.replace(' ', 'T')}Z`,
-    updated_at: `${row.updated_at.replace(' ', 'T')}Z`,
+    created_at: apiTimestamp(row.created_at),
+    updated_at: apiTimestamp(row.updated_at),
   };
 }
 
 function problem(res: Response, status: number, detail: string): void {
-  res.status(status).type('application/problem+json').send(JSON.stringify({ type: 'about:blank', title: 'Not Found', status, detail }));
+  res
+    .status(status)
+    .type('application/problem+json')
+    .send(JSON.stringify({ type: 'about:blank', title: 'Not Found', status, detail }));
+}
+
+/** The query as express 5's default (simple) parser gives it: a string, or an array when repeated. */
+function query(req: Request): Record<string, string | string[] | undefined> {
+  return req.query as Record<string, string | string[] | undefined>;
 }
 
 function pageUrl(req: Request, page: number): string {
@@ -59,11 +63,7 @@ function pageUrlWith(req: Request, param: string, value: string): string {
   const q = req.originalUrl.indexOf('?');
   const params = new URLSearchParams(q === -1 ? '' : req.originalUrl.slice(q + 1));
   params.set(param, value);
-  return `${req.protocol}://${req.get('host')}${q === -1 ? req.originalUrl : req.originalUrl.slice(0, q)}?${params}`;
-}
-
-function nowStamp(): string {
-  return new Date().toISOString().replace('T', ' ').replace('Z', '');
+  return `${req.protocol}://${req.get('host')}${q === -1 ? req.originalUrl : req.originalUrl.slice(0, q)}?${params.toString()}`;
 }
 
 async function findRow(table: string, id: number): Promise<Row | undefined> {
@@ -97,7 +97,9 @@ async function main(): Promise<void> {
     const page = Number(req.query.page ?? 1);
     const pageSize = Number(req.query.page_size ?? 10);
     if (req.query.cursor !== undefined) return cursorPage(req, res, name, pageSize);
-    const terms = String(req.query.search ?? '').split(/[\s,]+/).filter(Boolean);
+    const terms = String(query(req).search ?? '')
+      .split(/[\s,]+/)
+      .filter(Boolean);
     // The same WHERE clause the service's Knex builds: every term in some search field.
     const where = terms.map(() => `(${SEARCH_FIELDS[name].map(() => `INSTR(${fold}, ${term}) > 0`).join(' or ')})`).join(' and ');
     const bindings = terms.flatMap((t) => SEARCH_FIELDS[name].flatMap((f) => [f, t]));
@@ -106,10 +108,12 @@ async function main(): Promise<void> {
     const count = Number(n);
     const offset = (page - 1) * pageSize;
     if (page > 1 && offset >= count) return problem(res, 404, `Page ${page} is past the last page`);
-    const [rows] = await db.query<Row[]>(
-      `select * from ??${filter} order by \`created_at\` desc, \`id\` desc limit ? offset ?`,
-      [name, ...bindings, pageSize, offset],
-    );
+    const [rows] = await db.query<Row[]>(`select * from ??${filter} order by \`created_at\` desc, \`id\` desc limit ? offset ?`, [
+      name,
+      ...bindings,
+      pageSize,
+      offset,
+    ]);
     res.json({
       count,
       next: page * pageSize < count ? pageUrl(req, page + 1) : null,
@@ -121,8 +125,8 @@ async function main(): Promise<void> {
   // The service's keyset query for the default order, with its cursor format, unchecked.
   const secret = (await db.query<RowDataPacket[]>("select `value` from `service_secrets` where `name` = 'cursor'"))[0][0].value as string;
   async function cursorPage(req: Request, res: Response, name: string, pageSize: number) {
-    const token = String(req.query.cursor);
-    const after = token ? (JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()).k as unknown[]) : undefined;
+    const token = String(query(req).cursor);
+    const after = token ? (JSON.parse(Buffer.from(token.split('.')[0], 'base64url').toString()) as { k: unknown[] }).k : undefined;
     const [rows] = await db.query<Row[]>(
       `select * from ??${after ? ' where (`created_at` < ? or (`created_at` = ? and `id` < ?))' : ''} order by \`created_at\` desc, \`id\` desc limit ?`,
       [name, ...(after ? [after[0], after[0], after[1]] : []), pageSize + 1],
@@ -148,8 +152,8 @@ async function main(): Promise<void> {
   app.post('/api/:collection/', express.json(), async (req, res) => {
     const name = table(req);
     if (!name) return problem(res, 404, 'Nothing here');
-    const stamp = nowStamp();
-    const values: Record<string, unknown> = { ...req.body, created_at: stamp, updated_at: stamp };
+    const stamp = dbTimestamp();
+    const values: Record<string, unknown> = { ...(req.body as Record<string, unknown>), created_at: stamp, updated_at: stamp };
     const columns = Object.keys(values).sort();
     const [result] = await db.query<ResultSetHeader>(
       `insert into ?? (${columns.map(() => '??').join(', ')}) values (${columns.map(() => '?').join(', ')})`,
@@ -162,12 +166,13 @@ async function main(): Promise<void> {
   app.patch('/api/:collection/:id/', express.json(), async (req, res) => {
     const name = table(req);
     if (!name) return problem(res, 404, 'Nothing here');
-    const values: Record<string, unknown> = { ...req.body, updated_at: nowStamp() };
+    const values: Record<string, unknown> = { ...(req.body as Record<string, unknown>), updated_at: dbTimestamp() };
     const columns = Object.keys(values);
-    const [result] = await db.query<ResultSetHeader>(
-      `update ?? set ${columns.map(() => '?? = ?').join(', ')} where \`id\` = ?`,
-      [name, ...columns.flatMap((c) => [c, values[c]]), Number(req.params.id)],
-    );
+    const [result] = await db.query<ResultSetHeader>(`update ?? set ${columns.map(() => '?? = ?').join(', ')} where \`id\` = ?`, [
+      name,
+      ...columns.flatMap((c) => [c, values[c]]),
+      Number(req.params.id),
+    ]);
     const row = result.affectedRows ? await findRow(name, Number(req.params.id)) : undefined;
     if (!row) return problem(res, 404, 'No record with this id');
     res.json(serialize(row));
@@ -177,7 +182,8 @@ async function main(): Promise<void> {
   const server = app.listen(Number(process.env.PORT ?? 0), host, () => {
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : 0;
-    console.log(`baseline listening on http://${host}:${port}/`);
+    // The service's start-up line, so that one helper (scripts/lib/service-process.ts) starts both.
+    console.log(JSON.stringify({ msg: 'listening', url: `http://${host}:${port}/`, port }));
   });
   // Measuring is over when it is stopped: requests still in flight need no answer.
   process.once('SIGTERM', () => process.exit(0));

@@ -8,7 +8,11 @@ export const TICKS_PER_SECOND = 100;
 
 function busyTicks(): number | undefined {
   try {
-    const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).map(Number);
+    const [, user, nice, system, , , irq, softirq, steal] = readFileSync('/proc/stat', 'utf8')
+      .split('\n')[0]
+      .trim()
+      .split(/\s+/)
+      .map(Number);
     return user + nice + system + irq + softirq + steal;
   } catch {
     return undefined;
@@ -26,15 +30,35 @@ export function processTicks(pid: number): number {
   }
 }
 
+/** The process and its descendants (a service's primary and its workers). */
+export function processTree(pid: number): number[] {
+  try {
+    const children = readdirSync(`/proc/${pid}/task`).flatMap((t) =>
+      readFileSync(`/proc/${pid}/task/${t}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number),
+    );
+    return [pid, ...children.flatMap(processTree)];
+  } catch {
+    return [pid];
+  }
+}
+
+/** CPU time of a process and its descendants that are alive now, in clock ticks. */
+export function treeTicks(pid: number): number {
+  return processTree(pid).reduce((n, p) => n + processTicks(p), 0);
+}
+
 function databasePids(): number[] {
   try {
-    return readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => {
-      try {
-        return /^(mariadbd|mysqld)$/.test(readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
-      } catch {
-        return false;
-      }
-    });
+    return readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .map(Number)
+      .filter((pid) => {
+        try {
+          return /^(mariadbd|mysqld)$/.test(readFileSync(`/proc/${pid}/comm`, 'utf8').trim());
+        } catch {
+          return false;
+        }
+      });
   } catch {
     return [];
   }
@@ -42,7 +66,7 @@ function databasePids(): number[] {
 
 /** Starts counting; the returned function gives the cores (on average) used by other programs. */
 export function foreignCpu(ownPids: number[]): () => number | undefined {
-  const pids = [...ownPids, ...databasePids()];
+  const pids = [...ownPids.flatMap(processTree), ...databasePids()];
   const started = Date.now();
   const total = busyTicks();
   const own = pids.reduce((n, pid) => n + processTicks(pid), 0);

@@ -3,7 +3,7 @@
 import { parseDatabaseUrl } from '../../src/config';
 import { ensureMysqlDatabase, openDb, type Db } from '../../src/db/connection';
 import { migrate } from '../../src/db/migrations';
-import { rowSource } from '../seed/data';
+import { rowSource, type Value } from '../seed/data';
 import { DEFAULT_SEED, rowCount, seedCollection } from '../seed/index';
 import { progressBar } from '../seed/progress';
 
@@ -25,7 +25,7 @@ export async function prepareDatabase(url: string, rows: number): Promise<BenchD
   if (!(await holdsSeed(db, rows))) {
     const bar = progressBar(`seeding ${rows.toLocaleString('en')} posts`, rows);
     const started = process.hrtime.bigint();
-    await seedCollection(db, 'posts', rows, { reset: true, onProgress: bar.update });
+    await seedCollection(db, 'posts', rows, { reset: true, onProgress: (n) => bar.update(n) });
     bar.update(rows);
     bar.finish();
     seedSeconds = Number(process.hrtime.bigint() - started) / 1e9;
@@ -45,7 +45,9 @@ async function holdsSeed(db: Db, rows: number): Promise<boolean> {
   const source = rowSource('posts', rows, DEFAULT_SEED);
   for (const i of [0, Math.floor(rows / 2), rows - 1]) {
     const expected = source.row(i);
-    const found = await db('posts').where({ id: i + 1 }).first();
+    const found = await db<Record<string, Value>>('posts')
+      .where({ id: i + 1 })
+      .first();
     if (!found || source.columns.some((c, k) => String(found[c]) !== String(expected[k]))) return false;
   }
   return true;
@@ -58,7 +60,7 @@ async function holdsSeed(db: Db, rows: number): Promise<boolean> {
 export async function waitForQuiet(db: Db, timeoutMs = 120_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const [rows] = await db.raw(
+    const [rows] = await db.raw<[{ n: number | string }[]]>(
       "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND COMMAND = 'Query' AND ID <> CONNECTION_ID()",
     );
     if (Number(rows[0].n) === 0 || Date.now() > deadline) return;
@@ -67,7 +69,7 @@ export async function waitForQuiet(db: Db, timeoutMs = 120_000): Promise<void> {
 }
 
 export async function serverVersion(db: Db): Promise<string> {
-  const [rows] = await db.raw('SELECT VERSION() AS v');
+  const [rows] = await db.raw<[{ v: string }[]]>('SELECT VERSION() AS v');
   return String(rows[0].v);
 }
 
@@ -75,6 +77,14 @@ export interface QueryTimes {
   countMs: number;
   pageMs: number;
   countPlan: string;
+}
+
+/** A row of MySQL's EXPLAIN, as far as the report reads it. */
+interface ExplainRow {
+  type: string | null;
+  key: string | null;
+  rows: number | string | null;
+  Extra: string | null;
 }
 
 /** What the database alone spends on list page 1: the COUNT(*) and the page query (median of 5). */
@@ -89,8 +99,15 @@ export async function listPageQueryTimes(db: Db): Promise<QueryTimes> {
     return times.sort((a, b) => a - b)[2];
   };
   const count = () => db('posts').count({ n: '*' });
-  const page = () => db('posts').select('*').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(10);
-  const [plan] = await db.raw('EXPLAIN SELECT COUNT(*) AS n FROM posts');
+  const page = () =>
+    db('posts')
+      .select('*')
+      .orderBy([
+        { column: 'created_at', order: 'desc' },
+        { column: 'id', order: 'desc' },
+      ])
+      .limit(10);
+  const [plan] = await db.raw<[ExplainRow[]]>('EXPLAIN SELECT COUNT(*) AS n FROM posts');
   const p = plan[0];
   return {
     countMs: await median(count),

@@ -18,15 +18,22 @@ export interface BenchOptions {
   only: string[];
   /** Write a V8 CPU profile of the service per database to this folder. */
   profileDir?: string;
+  /** WEB_CONCURRENCY of each service measured; the first is compared with the baseline in the main table. */
+  workers: number[];
   smoke: boolean;
+  /** Compare a 3-node Galera cluster of its own with one server (get and create only). */
+  cluster: boolean;
 }
 
 export const USAGE = `usage: npm run bench -- [--smoke] [--rows N] [--duration S] [--warmup S] [--connections N]
     [--database-url mysql://user@host:port/base] [--out FILE] [--scale N,N | --scale none]
-    [--only get,list,deep,search,create,patch] [--profile DIR]
+    [--only get,list,deep,search,create,patch] [--profile DIR] [--workers 1,2] [--cluster]
   --smoke: seconds, not minutes (2,000 rows, 1 s a scenario; report in build/bench-smoke.md).
+  --cluster: get and create through a 3-node Galera cluster and one server, both started for the
+    run (npm run cluster's nodes); report in build/bench-cluster.md (10,000 rows unless --rows).
   Environment: BENCH_ROWS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_DATABASE_URL,
-  BENCH_OUT, BENCH_SCALE. The database name must contain "bench": the run empties and reseeds it.`;
+  --workers: the service's WEB_CONCURRENCY, one service each (default 1,2; scale runs the first).
+  BENCH_OUT, BENCH_SCALE, BENCH_WORKERS. The database name must contain "bench": the run empties and reseeds it.`;
 
 export class OptionsError extends Error {}
 
@@ -48,6 +55,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     args: argv,
     options: {
       smoke: { type: 'boolean', default: false },
+      cluster: { type: 'boolean', default: false },
       rows: { type: 'string' },
       duration: { type: 'string' },
       warmup: { type: 'string' },
@@ -57,28 +65,33 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       scale: { type: 'string' },
       only: { type: 'string' },
       profile: { type: 'string' },
+      workers: { type: 'string' },
       help: { type: 'boolean', default: false },
     },
   });
   if (f.help) return 'help';
   const smoke = Boolean(f.smoke);
+  const cluster = Boolean(f.cluster);
   const options: BenchOptions = {
-    rows: Math.round(number('--rows', f.rows ?? env.BENCH_ROWS, 20) ?? (smoke ? 2000 : 100_000)),
+    rows: Math.round(number('--rows', f.rows ?? env.BENCH_ROWS, 20) ?? (smoke ? 2000 : cluster ? 10_000 : 100_000)),
     duration: number('--duration', f.duration ?? env.BENCH_DURATION, 0.1) ?? (smoke ? 1 : 10),
     warmup: number('--warmup', f.warmup ?? env.BENCH_WARMUP, 0) ?? (smoke ? 0.3 : 2),
     connections: Math.round(number('--connections', f.connections ?? env.BENCH_CONNECTIONS, 1) ?? 32),
     databaseUrl: f['database-url'] ?? env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/records_bench',
-    out: f.out ?? env.BENCH_OUT ?? (smoke ? 'build/bench-smoke.md' : 'BENCHMARKS.md'),
+    out: f.out ?? env.BENCH_OUT ?? (cluster ? 'build/bench-cluster.md' : smoke ? 'build/bench-smoke.md' : 'BENCHMARKS.md'),
     scale: counts('--scale', f.scale ?? env.BENCH_SCALE) ?? (smoke ? [200, 2000] : [10_000, 1_000_000]),
     only: f.only ? f.only.split(',').map((s) => s.trim()) : [],
     profileDir: f.profile,
+    workers: counts('--workers', f.workers ?? env.BENCH_WORKERS) ?? [1, 2],
     smoke,
+    cluster,
   };
   const url = new URL(options.databaseUrl);
   if (url.protocol !== 'mysql:') throw new OptionsError('the benchmark runs on MySQL: --database-url must be mysql://...');
   if (!url.pathname.slice(1).includes('bench')) {
     throw new OptionsError(`the database name must contain "bench" (the run empties and reseeds it), got "${url.pathname.slice(1)}"`);
   }
+  if (!options.workers.length) throw new OptionsError('--workers needs at least one count, e.g. 1,2');
   return options;
 }
 

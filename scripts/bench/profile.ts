@@ -3,9 +3,21 @@
 // function. Usage: npx tsx scripts/bench/profile.ts DIR/CPU.*.cpuprofile [lines]
 import { readFileSync } from 'node:fs';
 
-interface Frame { functionName: string; url: string; lineNumber: number }
-interface Node { id: number; callFrame: Frame; children?: number[] }
-interface Profile { nodes: Node[]; samples: number[]; timeDeltas: number[] }
+interface Frame {
+  functionName: string;
+  url: string;
+  lineNumber: number;
+}
+interface Node {
+  id: number;
+  callFrame: Frame;
+  children?: number[];
+}
+interface Profile {
+  nodes: Node[];
+  samples: number[];
+  timeDeltas: number[];
+}
 
 const [file, linesArg] = process.argv.slice(2);
 if (!file) {
@@ -18,7 +30,11 @@ const nodes = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
 for (const n of profile.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
 
-const name = (f: Frame) => `${f.functionName || '(anonymous)'} ${f.url.replace(/^.*node_modules\//, '').replace(/^file:\/\//, '').replace(process.cwd() + '/', '')}${f.url ? `:${f.lineNumber + 1}` : ''}`;
+const name = (f: Frame) =>
+  `${f.functionName || '(anonymous)'} ${f.url
+    .replace(/^.*node_modules\//, '')
+    .replace(/^file:\/\//, '')
+    .replace(process.cwd() + '/', '')}${f.url ? `:${f.lineNumber + 1}` : ''}`;
 const pkg = (f: Frame) => {
   const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(f.url);
   if (m) return m[1];
@@ -59,6 +75,12 @@ for (let k = first; k <= last; k++) {
   for (const key of new Set(frames.map(name))) add(inclusive, key);
 }
 const top = (m: Map<string, number>) =>
-  [...m].sort((a, b) => b[1] - a[1]).slice(0, lines).map(([k, t]) => `${((100 * t) / busy).toFixed(1).padStart(6)}%  ${k}`).join('\n');
+  [...m]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, lines)
+    .map(([k, t]) => `${((100 * t) / busy).toFixed(1).padStart(6)}%  ${k}`)
+    .join('\n');
 console.log(`serving window ${((busy + idle) / 1e6).toFixed(1)} s, busy ${(busy / 1e6).toFixed(1)} s; shares of busy time:`);
-console.log(`\nself time by package\n${top(packages)}\n\nself time by function\n${top(self)}\n\ninclusive time by function\n${top(inclusive)}`);
+console.log(
+  `\nself time by package\n${top(packages)}\n\nself time by function\n${top(self)}\n\ninclusive time by function\n${top(inclusive)}`,
+);

@@ -13,6 +13,8 @@ export interface ScenarioResult {
   shown: string;
   service: Measurement;
   baseline: Measurement;
+  /** The service with each WEB_CONCURRENCY measured (the first is `service`). */
+  workers: { workers: number; service: Measurement }[];
 }
 
 export interface ScaleResult {
@@ -29,6 +31,8 @@ export interface Report {
   duration: number;
   warmup: number;
   connections: number;
+  /** The machine's load average (1, 5, 15 min) when the run began. */
+  load: string;
   machine: string;
   seeded: string[];
   scenarios: ScenarioResult[];
@@ -53,21 +57,44 @@ export function renderReport(r: Report): string {
       `${r.connections} connections (keep-alive), ${r.duration} s measured per scenario and server after a ${r.warmup} s warm-up; ` +
       'per scenario the service runs first, then the baseline (`scripts/bench/baseline.ts`: express + mysql2, the same SQL and JSON, no spec routing or validation), on the same database.',
     '',
-    `Machine: ${r.machine}.`,
+    `Machine: ${r.machine}. Load average (uptime) at the start: ${r.load}.`,
     ...(r.seeded.length ? ['', `Seeded in this run: ${r.seeded.join('; ')}.`] : []),
     '',
     '| scenario | request | service req/s | p50 ms | p99 ms | baseline req/s | p50 ms | p99 ms | service ÷ baseline | target ≥ 0.7 | server CPU ms/req | other load |',
     '|---|---|--:|--:|--:|--:|--:|--:|--:|:-:|--:|--:|',
-    ...r.scenarios.map((s) =>
-      `| ${s.title} | \`${s.shown}\` | ${int(s.service.requestsPerSecond)}${failed(s.service)} | ${ms(s.service.p50)} | ${ms(s.service.p99)} | ` +
+    ...r.scenarios.map(
+      (s) =>
+        `| ${s.title} | \`${s.shown}\` | ${int(s.service.requestsPerSecond)}${failed(s.service)} | ${ms(s.service.p50)} | ${ms(s.service.p99)} | ` +
         `${int(s.baseline.requestsPerSecond)}${failed(s.baseline)} | ${ms(s.baseline.p50)} | ${ms(s.baseline.p99)} | ` +
-        `${ratio(s).toFixed(2)} | ${ratio(s) >= THROUGHPUT_TARGET ? 'met' : 'missed'} | ${cpuCost(s.service)} / ${cpuCost(s.baseline)} | ${other(s)} |`),
+        `${ratio(s).toFixed(2)} | ${ratio(s) >= THROUGHPUT_TARGET ? 'met' : 'missed'} | ${cpuCost(s.service)} / ${cpuCost(s.baseline)} | ${other(s)} |`,
+    ),
     '',
     'req/s counts successful responses; p50 and p99 are their latencies. (+N×503): requests the service turned away ' +
       'when no database connection came free within its 2 s limit. Server CPU: CPU time of the service / baseline process ' +
       'per response, which other programs on the machine barely change. Other load: cores kept busy by programs other than ' +
       'the two servers, the load generator and the database, during the service / baseline measurement (this machine is shared).',
   ];
+  const counts = r.scenarios[0]?.workers.map((w) => w.workers) ?? [];
+  if (counts.length > 1) {
+    const one = (s: ScenarioResult) => s.workers[0].service.requestsPerSecond;
+    lines.push(
+      '',
+      `The service with each \`WEB_CONCURRENCY\` (worker processes), against the same baseline; the main table is ${counts[0]}. ` +
+        'CPU ms per response counts the primary and every worker.',
+      '',
+      '| scenario | workers | req/s | p50 ms | p99 ms | ÷ first row | ÷ baseline | service CPU ms/req | other load |',
+      '|---|--:|--:|--:|--:|--:|--:|--:|--:|',
+      ...r.scenarios.flatMap((s) =>
+        s.workers.map(
+          (w) =>
+            `| ${s.title} | ${w.workers} | ${int(w.service.requestsPerSecond)}${failed(w.service)} | ${ms(w.service.p50)} | ${ms(w.service.p99)} | ` +
+            `${one(s) ? (w.service.requestsPerSecond / one(s)).toFixed(2) : '?'} | ` +
+            `${s.baseline.requestsPerSecond ? (w.service.requestsPerSecond / s.baseline.requestsPerSecond).toFixed(2) : '?'} | ` +
+            `${cpuCost(w.service)} | ${w.service.foreignCores === undefined ? '?' : w.service.foreignCores.toFixed(1)} |`,
+        ),
+      ),
+    );
+  }
   const first = r.scenarios.find((s) => s.title === 'cursor page 1');
   const deep = r.scenarios.find((s) => s.title === 'cursor page deep');
   if (first?.service.p50 && deep) {
@@ -87,10 +114,12 @@ export function renderReport(r: Report): string {
       '',
       '| posts | service req/s | p50 ms | p99 ms | baseline req/s | p50 ms | p99 ms | database alone: COUNT(*) ms | page query ms | COUNT(*) plan | other load |',
       '|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|--:|',
-      ...r.scale.map((s) =>
-        `| ${int(s.rows)} | ${int(s.service.requestsPerSecond)}${failed(s.service)} | ${ms(s.service.p50)} | ${ms(s.service.p99)} | ` +
+      ...r.scale.map(
+        (s) =>
+          `| ${int(s.rows)} | ${int(s.service.requestsPerSecond)}${failed(s.service)} | ${ms(s.service.p50)} | ${ms(s.service.p99)} | ` +
           `${int(s.baseline.requestsPerSecond)}${failed(s.baseline)} | ${ms(s.baseline.p50)} | ${ms(s.baseline.p99)} | ` +
-          `${s.queries.countMs.toFixed(1)} | ${s.queries.pageMs.toFixed(1)} | ${s.queries.countPlan} | ${other(s)} |`),
+          `${s.queries.countMs.toFixed(1)} | ${s.queries.pageMs.toFixed(1)} | ${s.queries.countPlan} | ${other(s)} |`,
+      ),
       '',
       `Service p50 at ${int(large.rows)} ÷ at ${int(small.rows)} posts: **${growth.toFixed(1)}** ` +
         `(target ≤ ${SCALE_TARGET}: ${growth <= SCALE_TARGET ? 'met' : 'missed'}). The database timings are single queries, one at a time, with no load.`,
@@ -107,9 +136,8 @@ export function writeReport(file: string, markdown: string): void {
   const old = existsSync(file) ? readFileSync(file, 'utf8') : '';
   const from = old.indexOf(BEGIN);
   const to = old.indexOf(END);
-  const text = from !== -1 && to > from
-    ? `${old.slice(0, from)}${block}${old.slice(to + END.length)}`
-    : `${old || '# Benchmarks\n\n'}${block}\n`;
+  const text =
+    from !== -1 && to > from ? `${old.slice(0, from)}${block}${old.slice(to + END.length)}` : `${old || '# Benchmarks\n\n'}${block}\n`;
   mkdirSync(dirname(file), { recursive: true });
   writeFileSync(file, text);
 }

@@ -2,32 +2,49 @@
 // each scenario with autocannon, and reports requests/s, p50, p99 and service ÷ baseline.
 // Exit code 1 when the harness itself fails (a server does not start, requests fail); missed
 // targets are reported, not failed: speed is judged on the report, never by a flaky exit code.
-import { cpus, totalmem, release } from 'node:os';
+import { cpus, loadavg, totalmem, release } from 'node:os';
 import { resolve } from 'node:path';
 import autocannonPackage from 'autocannon/package.json';
+import { runClusterBench } from './cluster';
 import { foreignCpu } from './cpu';
 import { type BenchDatabase, listPageQueryTimes, prepareDatabase, removeWrites, serverVersion, waitForQuiet } from './database';
 import { databaseUrlFor, type BenchOptions, OptionsError, parseOptions, USAGE } from './options';
 import { renderReport, type Report, type ScaleResult, type ScenarioResult, writeReport } from './report';
 import { getSecret } from '../../src/db/secrets';
+import { dbTimestamp } from '../../src/db/time';
 import { encodeCursor, fingerprint } from '../../src/handlers/cursor';
 import { measure, type Measurement, SCENARIOS, type ScenarioContext } from './scenarios';
 import { ROOT, type RunningServer, startServer } from './servers';
 
-async function startBoth(database: BenchDatabase, options: BenchOptions): Promise<[RunningServer, RunningServer]> {
-  const env = { DATABASE_URL: database.url };
+/** One service per worker count (WEB_CONCURRENCY), then the baseline; all stopped if one fails. */
+async function startAll(database: BenchDatabase, options: BenchOptions, workers: number[]): Promise<[RunningServer[], RunningServer]> {
   const profile = options.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(options.profileDir)}`] : [];
-  const service = await startServer('service', 'src/main.ts', env, profile);
+  const started: RunningServer[] = [];
   try {
-    return [service, await startServer('baseline', 'scripts/bench/baseline.ts', env)];
+    for (const n of workers) {
+      const name = workers.length > 1 || n > 1 ? `service×${n}` : 'service';
+      started.push(await startServer(name, 'built', { DATABASE_URL: database.url, WEB_CONCURRENCY: String(n) }, profile));
+    }
+    const baseline = await startServer('baseline', 'scripts/bench/baseline.ts', { DATABASE_URL: database.url });
+    return [started, baseline];
   } catch (err) {
-    await service.stop();
+    await Promise.all(started.map((s) => s.stop()));
     throw err;
   }
 }
 
+async function startBoth(database: BenchDatabase, options: BenchOptions): Promise<[RunningServer, RunningServer]> {
+  const [[service], baseline] = await startAll(database, options, options.workers.slice(0, 1));
+  return [service, baseline];
+}
+
 /** A warm-up run, not counted, then the measured one, each on a database with nothing running. */
-async function drive(server: RunningServer, request: Parameters<typeof measure>[1], database: BenchDatabase, options: BenchOptions): Promise<Measurement> {
+async function drive(
+  server: RunningServer,
+  request: Parameters<typeof measure>[1],
+  database: BenchDatabase,
+  options: BenchOptions,
+): Promise<Measurement> {
   const cpu = () => foreignCpu([process.pid, server.pid]);
   if (options.warmup > 0) {
     await waitForQuiet(database.db);
@@ -35,21 +52,31 @@ async function drive(server: RunningServer, request: Parameters<typeof measure>[
   }
   await waitForQuiet(database.db);
   const m = await measure(server.url, request, options.duration, options.connections, cpu, server.pid);
-  const codes = Object.entries(m.statusCodes).map(([c, n]) => `${n}×${c}`).join(' ');
+  const codes = Object.entries(m.statusCodes)
+    .map(([c, n]) => `${n}×${c}`)
+    .join(' ');
   const other = m.foreignCores === undefined ? '' : `, other programs ${m.foreignCores.toFixed(2)} cores`;
   const cpuCost = m.cpuMsPerRequest === undefined ? '' : `  ${m.cpuMsPerRequest.toFixed(2)} CPU ms/req`;
-  console.log(`  ${server.name.padEnd(8)} ${Math.round(m.requestsPerSecond).toString().padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms${cpuCost}  (${codes || 'no responses'}${other})`);
+  console.log(
+    `  ${server.name.padEnd(10)} ${Math.round(m.requestsPerSecond).toString().padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms${cpuCost}  (${codes || 'no responses'}${other})`,
+  );
   return m;
 }
 
 /** The cursor the service would put in `next` after the first `depth` posts in its default order. */
 async function cursorAfter(db: BenchDatabase['db'], depth: number): Promise<string> {
-  const row = await db('posts').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).offset(depth - 1).first('created_at', 'id');
-  return encodeCursor(await getSecret(db, 'cursor'), 'n', [row.created_at, row.id], fingerprint('posts', {}, []));
+  const row = await db<{ created_at: string; id: number }>('posts')
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .offset(depth - 1)
+    .first('created_at', 'id');
+  return encodeCursor(await getSecret(db, 'cursor'), 'n', [row!.created_at, row!.id], fingerprint('posts', {}, []));
 }
 
 async function runScenarios(database: BenchDatabase, options: BenchOptions): Promise<ScenarioResult[]> {
-  const [service, baseline] = await startBoth(database, options);
+  const [services, baseline] = await startAll(database, options, options.workers);
   const cursorDepth = Math.floor(database.rows / 2);
   const ctx: ScenarioContext = {
     rows: database.rows,
@@ -63,14 +90,21 @@ async function runScenarios(database: BenchDatabase, options: BenchOptions): Pro
       if (options.only.length && !options.only.includes(scenario.name)) continue;
       if (scenario.name === 'patch' && ctx.created.to < ctx.created.from) await createForPatch(database);
       console.log(`${scenario.title}: ${scenario.shown(ctx)}`);
-      const s = await drive(service, scenario.request(ctx), database, options);
+      const measured: Measurement[] = [];
+      for (const service of services) measured.push(await drive(service, scenario.request(ctx), database, options));
       const b = await drive(baseline, scenario.request(ctx), database, options);
-      results.push({ title: scenario.title, shown: scenario.shown(ctx), service: s, baseline: b });
+      results.push({
+        title: scenario.title,
+        shown: scenario.shown(ctx),
+        service: measured[0],
+        baseline: b,
+        workers: options.workers.map((workers, i) => ({ workers, service: measured[i] })),
+      });
       const [{ max }] = await database.db('posts').max({ max: 'id' });
       ctx.created.to = Number(max);
     }
   } finally {
-    await service.stop();
+    for (const service of services) await service.stop();
     await baseline.stop();
     await removeWrites(database.db, database.rows);
   }
@@ -79,8 +113,14 @@ async function runScenarios(database: BenchDatabase, options: BenchOptions): Pro
 
 /** When patch runs without create, it still needs posts of its own to edit. */
 async function createForPatch(database: BenchDatabase): Promise<void> {
-  const stamp = new Date().toISOString().slice(0, 23).replace('T', ' ');
-  const rows = Array.from({ length: 1000 }, () => ({ title: 'For patch', content: 'c', author: 'bench', created_at: stamp, updated_at: stamp }));
+  const stamp = dbTimestamp();
+  const rows = Array.from({ length: 1000 }, () => ({
+    title: 'For patch',
+    content: 'c',
+    author: 'bench',
+    created_at: stamp,
+    updated_at: stamp,
+  }));
   await database.db.batchInsert('posts', rows, 500);
 }
 
@@ -118,6 +158,11 @@ async function main(): Promise<void> {
   const parsed = parseOptions(process.argv.slice(2));
   if (parsed === 'help') return void console.log(USAGE);
   const options = parsed;
+  if (options.cluster) return runClusterBench(options, options.out);
+  // The machine may be shared: its load beside the figures says how far to trust them.
+  const loadAtStart = loadavg()
+    .map((l) => l.toFixed(2))
+    .join(', ');
   const seeded: string[] = [];
   const database = await open(databaseUrlFor(options.databaseUrl, options.rows), options.rows, seeded);
   let scenarios: ScenarioResult[];
@@ -138,7 +183,9 @@ async function main(): Promise<void> {
     duration: options.duration,
     warmup: options.warmup,
     connections: options.connections,
-    machine: `${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Linux ${release()}; ` +
+    load: loadAtStart,
+    machine:
+      `${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Linux ${release()}; ` +
       `Node ${process.version}; database ${dbVersion}; autocannon ${autocannonPackage.version}; load generator, servers and database share the machine`,
     seeded,
     scenarios,
@@ -154,7 +201,13 @@ async function main(): Promise<void> {
   const failures = [...scenarios, ...scale].flatMap((r) => [r.service, r.baseline]).reduce((n, m) => n + m.failures, 0);
   const silent = [...scenarios, ...scale].flatMap((r) => [r.service, r.baseline]).some((m) => m.requests === 0);
   if (failures || silent || !scenarios.length) {
-    console.error(failures ? `${failures} requests failed; see the report` : silent ? 'a server answered nothing in a whole measurement' : 'no scenario ran');
+    console.error(
+      failures
+        ? `${failures} requests failed; see the report`
+        : silent
+          ? 'a server answered nothing in a whole measurement'
+          : 'no scenario ran',
+    );
     process.exit(1);
   }
 }
@@ -162,7 +215,7 @@ async function main(): Promise<void> {
 main().then(
   () => process.exit(0),
   (err: unknown) => {
-    console.error(`bench failed: ${err instanceof OptionsError ? `${err.message}\n${USAGE}` : (err as Error)?.stack ?? err}`);
+    console.error(`bench failed: ${err instanceof OptionsError ? `${err.message}\n${USAGE}` : String((err as Error)?.stack ?? err)}`);
     process.exit(1);
   },
 );

@@ -1,6 +1,6 @@
 // The scenarios, and one autocannon run of a scenario against one server.
 import autocannon from 'autocannon';
-import { processTicks, TICKS_PER_SECOND } from './cpu';
+import { TICKS_PER_SECOND, treeTicks } from './cpu';
 
 export interface ScenarioContext {
   /** Seeded posts: ids 1..rows. */
@@ -125,12 +125,14 @@ export async function measure(
   serverPid?: number,
 ): Promise<Measurement> {
   const foreign = cpu();
-  const ticks = serverPid ? processTicks(serverPid) : 0;
+  const ticks = serverPid ? treeTicks(serverPid) : 0;
   const result = await autocannon({ url, connections, duration: seconds, timeout: REQUEST_TIMEOUT_S, requests: [request] });
   const statusCodes = Object.fromEntries(
     Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, (s as { count: number }).count]),
   );
-  const ok = Object.entries(statusCodes).filter(([code]) => code.startsWith('2')).reduce((n, [, c]) => n + c, 0);
+  const ok = Object.entries(statusCodes)
+    .filter(([code]) => code.startsWith('2'))
+    .reduce((n, [, c]) => n + c, 0);
   const shed = statusCodes['503'] ?? 0;
   return {
     requestsPerSecond: result.duration > 0 ? ok / result.duration : 0,
@@ -141,6 +143,7 @@ export async function measure(
     failures: result.non2xx - shed + result.errors,
     statusCodes,
     foreignCores: foreign(),
-    cpuMsPerRequest: serverPid && result.requests.total ? ((processTicks(serverPid) - ticks) * (1000 / TICKS_PER_SECOND)) / result.requests.total : undefined,
+    cpuMsPerRequest:
+      serverPid && result.requests.total ? ((treeTicks(serverPid) - ticks) * (1000 / TICKS_PER_SECOND)) / result.requests.total : undefined,
   };
 }

@@ -1,63 +1,34 @@
-// Starts the service and the baseline as child processes on free ports, the way they run in
-// production (node with the tsx loader, as `npm start` does), and stops them again.
-import { type ChildProcess, spawn } from 'node:child_process';
-import { once } from 'node:events';
-import { resolve } from 'node:path';
+// Starts the service and the baseline as child processes on free ports, through the one helper
+// that starts the service (scripts/lib/service-process.ts), and stops them again. The service runs
+// as it does in production, `node dist/main.js` (`npm run build` first; a stale dist/ is refused).
 import { createInterface } from 'node:readline';
+import { type Entry, ROOT, startService } from '../lib/service-process';
 
-export const ROOT = resolve(__dirname, '../..');
+export { ROOT };
 
 export interface RunningServer {
   name: string;
   url: string;
   pid: number;
-  /** Lines the process wrote on stderr (errors it logged). */
-  errors: string[];
   stop(): Promise<void>;
 }
 
 const START_TIMEOUT_MS = 60_000;
 
-export async function startServer(name: string, script: string, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<RunningServer> {
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', script], {
-    cwd: ROOT,
-    env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const errors: string[] = [];
-  createInterface({ input: child.stderr! }).on('line', (line) => {
-    errors.push(line);
-    process.stderr.write(`[${name}] ${line}\n`);
-  });
-  const exited = once(child, 'exit');
-
-  const url = await new Promise<string>((resolveUrl, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name} did not start within ${START_TIMEOUT_MS / 1000} s`)), START_TIMEOUT_MS);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      // The baseline prints "listening on URL"; the service logs JSON with "url".
-      const m = /listening on (http:\/\/\S+?)\/?(\s|$)/.exec(line) ?? /"msg":"listening".*"url":"(http:\/\/[^"]+?)\/?"|"url":"(http:\/\/[^"]+?)\/?".*"msg":"listening"/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolveUrl(m[1] ?? m[2]);
-      }
-    });
-    void exited.then(([code]) => {
-      clearTimeout(timer);
-      reject(new Error(`${name} exited with code ${code} before listening: ${errors.join(' | ')}`));
-    });
-  });
-
+/** `entry`: 'built' for the service, or the baseline's script (run through tsx). */
+export async function startServer(name: string, entry: Entry, env: NodeJS.ProcessEnv, nodeArgs: string[] = []): Promise<RunningServer> {
+  const server = await startService(
+    { entry, env: { ...process.env, HOST: '127.0.0.1', PORT: '0', ...env }, nodeArgs, forgetAfterStart: true },
+    START_TIMEOUT_MS,
+  );
+  // Whatever either server logs as an error shows in the benchmark's output, named.
+  createInterface({ input: server.child.stderr! }).on('line', (line) => process.stderr.write(`[${name}] ${line}\n`));
   return {
     name,
-    url,
-    pid: child.pid!,
-    errors,
+    url: server.url,
+    pid: server.pid,
     async stop() {
-      if (child.exitCode !== null) return;
-      child.kill('SIGTERM');
-      const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited.catch(() => undefined);
-      clearTimeout(killer);
+      await server.stop('SIGTERM', 10_000);
     },
   };
 }

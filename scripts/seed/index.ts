@@ -40,7 +40,7 @@ export async function emptyTable(db: Db, table: string): Promise<void> {
     await db.raw('TRUNCATE TABLE ??', [table]);
   } else {
     await db(table).delete();
-    await db.raw("DELETE FROM sqlite_sequence WHERE name = ?", [table]).catch(() => undefined);
+    await db.raw('DELETE FROM sqlite_sequence WHERE name = ?', [table]).catch(() => undefined);
   }
   await recount(db, table);
 }

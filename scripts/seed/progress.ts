@@ -17,8 +17,10 @@ export function progressBar(label: string, total: number, out: NodeJS.WriteStrea
     const rate = seconds > 0 ? Math.round(done / seconds) : 0;
     const width = 30;
     const filled = Math.round(fraction * width);
-    return `${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done.toLocaleString('en')}/${total.toLocaleString('en')} ` +
-      `${(fraction * 100).toFixed(0)}% ${seconds.toFixed(1)}s ${rate.toLocaleString('en')} rows/s`;
+    return (
+      `${label} [${'#'.repeat(filled)}${'-'.repeat(width - filled)}] ${done.toLocaleString('en')}/${total.toLocaleString('en')} ` +
+      `${(fraction * 100).toFixed(0)}% ${seconds.toFixed(1)}s ${rate.toLocaleString('en')} rows/s`
+    );
   }
 
   return {

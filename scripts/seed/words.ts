@@ -33,13 +33,30 @@ export const LAST_NAMES = (
 
 /** ASCII stand-ins for names in user names and e-mail addresses (e-mail must be ASCII). */
 export function asciiName(name: string): string {
-  const plain = name.normalize('NFD').replace(/[\u0300-\u036f]/g, '').replace(/[^A-Za-z]/g, '').toLowerCase();
+  const plain = name
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .replace(/[^A-Za-z]/g, '')
+    .toLowerCase();
   return plain || 'user';
 }
 
 export const GENRES = [
-  'Fiction', 'Fantasy', 'Science Fiction', 'Mystery', 'Thriller', 'Romance', 'History', 'Biography',
-  'Poetry', 'Travel', 'Cooking', 'Science', 'Philosophy', 'Children', '',
+  'Fiction',
+  'Fantasy',
+  'Science Fiction',
+  'Mystery',
+  'Thriller',
+  'Romance',
+  'History',
+  'Biography',
+  'Poetry',
+  'Travel',
+  'Cooking',
+  'Science',
+  'Philosophy',
+  'Children',
+  '',
 ];
 
 export const EMAIL_DOMAINS = ['example.com', 'example.org', 'example.net', 'mail.example'];

@@ -1,6 +1,8 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type BetterSqlite3 from 'better-sqlite3';
 import knex, { Knex } from 'knex';
+import type { Connection as MysqlConnection } from 'mysql2';
 import type { DatabaseConfig, PoolConfig } from '../config';
 
 export type Db = Knex;
@@ -20,11 +22,16 @@ export const ACQUIRE_TIMEOUT_MS = 2000;
 // folds every alphabet, as MySQL's does: one character at a time. toLowerCase alone lowers Σ to
 // ς at the end of a word, so "ΑΣ" would not contain the "σ" that a search for "Σ" becomes.
 function unicodeLower(value: unknown): unknown {
-  return typeof value === 'string' ? value.replace(/Σ/g, 'σ').toLowerCase() : value;
+  return typeof value === 'string' ? searchFold(value) : value;
+}
+
+/** Search's case fold, in SQL as lower() and search_fold() on SQLite (the search index's). */
+export function searchFold(text: string): string {
+  return text.replace(/Σ/g, 'σ').toLowerCase();
 }
 
 export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, log?: DbLog): Db {
-  const text = (m: unknown) => (typeof m === 'string' ? m : (m as Error)?.message ?? String(m));
+  const text = (m: unknown) => (typeof m === 'string' ? m : ((m as Error)?.message ?? String(m)));
   const common = {
     // Error messages keep the SQL's placeholders, never the values: those are request bodies.
     compileSqlOnError: false,
@@ -44,12 +51,15 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
       pool: {
         min: 1,
         max: 1,
-        afterCreate(conn: any, done: (err: Error | null, conn: unknown) => void) {
+        afterCreate(conn: BetterSqlite3.Database, done: (err: Error | null, conn: unknown) => void) {
           try {
             conn.pragma('journal_mode = WAL');
             conn.pragma('busy_timeout = 5000');
             conn.pragma('foreign_keys = ON');
             conn.function('lower', { deterministic: true }, unicodeLower);
+            // Under its own name so that a connection without it fails to write rather than
+            // index text with SQLite's ASCII-only lower().
+            conn.function('search_fold', { deterministic: true }, unicodeLower);
             done(null, conn);
           } catch (err) {
             done(err as Error, conn);
@@ -58,29 +68,45 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
       },
     });
   }
+  const settings = {
+    user: config.user,
+    password: config.password,
+    database: config.database,
+    charset: 'utf8mb4',
+    timezone: 'Z',
+    // DATETIME and DATE come back as the strings they were stored as; serializers format them.
+    dateStrings: true,
+    supportBigNumbers: true,
+    connectTimeout: ACQUIRE_TIMEOUT_MS,
+  };
+  const hosts = config.hosts && config.hosts.length > 1 ? config.hosts : undefined;
+  let next = 0;
   return knex({
     ...common,
     client: 'mysql2',
-    connection: {
-      host: config.host,
-      port: config.port,
-      user: config.user,
-      password: config.password,
-      database: config.database,
-      charset: 'utf8mb4',
-      timezone: 'Z',
-      // DATETIME and DATE come back as the strings they were stored as; serializers format them.
-      dateStrings: true,
-      supportBigNumbers: true,
-      connectTimeout: ACQUIRE_TIMEOUT_MS,
-    },
+    // Several hosts (a cluster's nodes): knex asks this function for every connection it opens,
+    // and each goes to the next node in turn. A node that refuses, or a Galera node not ready for
+    // clients, fails that connection (503), and a retried step takes the next node.
+    connection: hosts
+      ? () => {
+          const host = hosts[next];
+          next = (next + 1) % hosts.length;
+          return { ...settings, host: host.host, port: host.port };
+        }
+      : { ...settings, host: config.host, port: config.port },
     pool: {
       min: 0,
       max: pool.size,
-      afterCreate(conn: any, done: (err: Error | null, conn: unknown) => void) {
+      afterCreate(conn: MysqlConnection, done: (err: Error | null, conn: unknown) => void) {
         conn.query(
           "SET SESSION time_zone = '+00:00', sql_mode = 'STRICT_ALL_TABLES,NO_ZERO_DATE,NO_ZERO_IN_DATE,ERROR_FOR_DIVISION_BY_ZERO,NO_ENGINE_SUBSTITUTION'",
-          (err: Error | null) => done(err, conn),
+          (err: Error | null) => {
+            if (err) return done(err, conn);
+            setUpGalera(conn, pool.wsrepSyncWait ?? DEFAULT_WSREP_SYNC_WAIT).then(
+              () => done(null, conn),
+              (e: Error) => done(e, conn),
+            );
+          },
         );
       },
     },
@@ -89,19 +115,38 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
 }
 
 /**
- * Gives every later query and raw statement of `db` a timeout, unless it sets its own. On MySQL
- * the statement is killed (KILL QUERY, on a connection of its own) so that it does not hold its
- * connection; better-sqlite3 runs statements synchronously, so there is nothing to cancel.
+ * `db` with a timeout on every statement it and its transactions build, unless the statement
+ * sets its own: knex's public `.timeout()`, given to each builder as it is made (a Proxy around
+ * the instance, so that code written as `db(table)` anywhere gets it without remembering to).
+ * On MySQL a statement past it is killed (KILL QUERY, on a connection of its own) so that it does
+ * not hold its connection; better-sqlite3 runs statements synchronously: nothing to cancel.
  * Not for the pool that migrates, which may rightly wait longer (for another instance's lock).
  */
-export function applyQueryTimeout(db: Db, ms: number): void {
-  const client = db.client as { runner(builder: unknown): unknown };
-  const runner = client.runner.bind(client);
-  const cancel = isMysql(db);
-  client.runner = (builder: { _timeout?: number; timeout?: (ms: number, o: { cancel: boolean }) => void }) => {
-    if (builder._timeout === undefined && typeof builder.timeout === 'function') builder.timeout(ms, { cancel });
-    return runner(builder);
+export function withQueryTimeout(db: Db, ms: number): Db {
+  // KILL QUERY names a thread of one server: with several hosts, knex would send it to whichever
+  // node its new connection reaches. There the statement is answered 503 at the timeout and
+  // left to end on its node.
+  const cancel = isMysql(db) && typeof (db.client as Knex.Client).config.connection !== 'function';
+  const timed = <T>(built: T): T => {
+    const b = built as { timeout?: (ms: number, o: { cancel: boolean }) => T };
+    return typeof b?.timeout === 'function' ? b.timeout(ms, { cancel }) : built;
   };
+  const wrap = (target: Knex | Knex.Transaction): Db =>
+    new Proxy(target, {
+      apply: (fn, self, args: unknown[]) => timed<unknown>(Reflect.apply(fn, self, args)),
+      get(fn, prop, receiver) {
+        const value: unknown = Reflect.get(fn, prop, receiver);
+        if (prop === 'raw') return (...args: unknown[]) => timed((value as (...a: unknown[]) => unknown).apply(fn, args));
+        if (prop === 'transaction') {
+          return (scope?: (trx: Knex.Transaction) => Promise<unknown>, config?: Knex.TransactionConfig) =>
+            typeof scope === 'function'
+              ? fn.transaction((trx) => scope(wrap(trx) as Knex.Transaction), config)
+              : fn.transaction(config).then((trx) => wrap(trx) as Knex.Transaction);
+        }
+        return value;
+      },
+    }) as Db;
+  return wrap(db);
 }
 
 /** Answers when the database runs a trivial statement within `ms` (readiness). */
@@ -119,7 +164,11 @@ export interface PoolStats {
   max: number;
 }
 
-/** The pool's state, for metrics (knex keeps a tarn pool on its client). */
+/**
+ * The pool's state, for metrics. Knex has no API for it; its maintainers point to the tarn pool it
+ * keeps at `client.pool`, whose counters are tarn's public API. knex and tarn are pinned to exact
+ * versions, and tests/db/connection.test.ts fails on an upgrade that moves or renames them.
+ */
 export function poolStats(db: Db): PoolStats {
   const pool = (db.client as { pool?: TarnPool }).pool;
   if (!pool) return { inUse: 0, idle: 0, waiting: 0, max: 0 };
@@ -134,17 +183,42 @@ interface TarnPool {
 }
 
 export function isMysql(db: Db): boolean {
-  return db.client.config.client === 'mysql2';
+  return (db.client as Knex.Client).config.client === 'mysql2';
 }
 
 /** Creates the MySQL database named in the config if it is missing (used by tests and first start). */
 export async function ensureMysqlDatabase(config: DatabaseConfig): Promise<void> {
   if (config.client !== 'mysql') return;
   // Quiet: a failure here is thrown to the caller, which reports it once.
-  const admin = openDb({ ...config, database: '' } as DatabaseConfig, DEFAULT_POOL, { warn() {}, error() {} });
+  const admin = openDb({ ...config, database: '' }, DEFAULT_POOL, { warn() {}, error() {} });
   try {
     await admin.raw('CREATE DATABASE IF NOT EXISTS ?? CHARACTER SET utf8mb4 COLLATE utf8mb4_bin', [config.database]);
   } finally {
     await admin.destroy();
   }
+}
+
+/**
+ * On a Galera node (wsrep_on), every read first waits until the node has applied what the
+ * cluster committed before it (wsrep_sync_wait): a read right after a write sees it, whichever
+ * node each ran on. Elsewhere (MySQL, MariaDB alone) there is nothing to set.
+ */
+export const DEFAULT_WSREP_SYNC_WAIT = 1;
+
+async function setUpGalera(conn: RawConnection, syncWait: number): Promise<void> {
+  const rows = await rawQuery(conn, "SHOW VARIABLES LIKE 'wsrep_on'");
+  if (rows[0]?.Value !== 'ON') return;
+  // A node that is not synced with a primary component refuses clients' statements.
+  const [ready] = await rawQuery(conn, "SHOW GLOBAL STATUS LIKE 'wsrep_ready'");
+  if (ready && ready.Value !== 'ON')
+    throw Object.assign(new Error('the Galera node is not ready (wsrep_ready=OFF)'), { code: 'ER_UNKNOWN_COM_ERROR' });
+  await rawQuery(conn, 'SET SESSION wsrep_sync_wait = ?', [syncWait]);
+}
+
+interface RawConnection {
+  query(sql: string, values: unknown[], cb: (err: Error | null, rows: Record<string, unknown>[]) => void): void;
+}
+
+function rawQuery(conn: RawConnection, sql: string, values: unknown[] = []): Promise<Record<string, unknown>[]> {
+  return new Promise((resolve, reject) => conn.query(sql, values, (err, rows) => (err ? reject(err) : resolve(rows))));
 }

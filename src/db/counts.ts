@@ -15,6 +15,8 @@ export async function recount(db: Db, table: string): Promise<void> {
   await db.transaction(async (trx) => {
     const [{ n }] = await trx(table).count({ n: '*' });
     await trx('record_counts').where({ table_name: table }).update({ n: 0 });
-    await trx('record_counts').where({ table_name: table, slot: 0 }).update({ n: Number(n) });
+    await trx('record_counts')
+      .where({ table_name: table, slot: 0 })
+      .update({ n: Number(n) });
   });
 }

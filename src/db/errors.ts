@@ -1,13 +1,29 @@
 // Sorts database errors into what the HTTP layer answers differently: a broken uniqueness rule
-// (409) and an unreachable database (503). Everything else is unexpected (500).
+// (409) and an unreachable or busy database (503, with Retry-After). Everything else is unexpected (500).
 
 export type DbFailure = { kind: 'unique'; field: string } | { kind: 'unavailable'; timeout: boolean };
 
 const UNAVAILABLE_CODES = new Set([
-  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', 'EPIPE',
-  'PROTOCOL_CONNECTION_LOST', 'PROTOCOL_SEQUENCE_TIMEOUT', 'ER_CON_COUNT_ERROR',
-  'ER_SERVER_SHUTDOWN', 'ER_CONNECTION_KILLED', 'ER_QUERY_INTERRUPTED', 'ER_LOCK_WAIT_TIMEOUT',
-  'SQLITE_BUSY', 'SQLITE_LOCKED',
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENOTFOUND',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_SHUTDOWN',
+  'ER_CONNECTION_KILLED',
+  'ER_QUERY_INTERRUPTED',
+  'ER_LOCK_WAIT_TIMEOUT',
+  // Still failing after the retries (src/db/retry.ts): a write conflict between cluster nodes (or
+  // an InnoDB deadlock), a Galera node not ready for clients, a commit the cluster refused.
+  'ER_LOCK_DEADLOCK',
+  'ER_UNKNOWN_COM_ERROR',
+  'ER_ERROR_DURING_COMMIT',
+  'SQLITE_BUSY',
+  'SQLITE_LOCKED',
 ]);
 
 export function classifyDbError(err: unknown, table: string, uniqueFields: readonly string[]): DbFailure | undefined {

@@ -10,7 +10,10 @@ export type Filter =
 export function applyFilters(query: Knex.QueryBuilder, filters: readonly Filter[]): void {
   for (const f of filters) {
     // MySQL's PAD SPACE collations find 'ann ' equal to 'ann'; equal lengths make it exact.
-    if (f.op === 'eq') query.where(f.column, f.value).whereRaw('LENGTH(??) = LENGTH(?)', [f.column, f.value]);
+    // (Text only: SQLite binds a JS number as REAL, whose LENGTH is that of '3.0', never of 3.)
+    if (f.op === 'eq' && typeof f.value === 'string')
+      query.where(f.column, f.value).whereRaw('LENGTH(??) = LENGTH(?)', [f.column, f.value]);
+    else if (f.op === 'eq') query.where(f.column, f.value);
     else if (f.op === 'gte') query.where(f.column, '>=', f.value);
     else if (f.op === 'lte') query.where(f.column, '<=', f.value);
     else if (f.op === 'in') query.whereIn(f.column, f.value);

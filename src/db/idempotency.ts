@@ -3,11 +3,7 @@ import type { Queryable } from './records';
 import { dbTimestamp } from './time';
 
 /** What a create with an Idempotency-Key finds when it claims the key. */
-export type Claim =
-  | { kind: 'claimed' }
-  | { kind: 'running' }
-  | { kind: 'mismatch' }
-  | { kind: 'done'; response: StoredResponse };
+export type Claim = { kind: 'claimed' } | { kind: 'running' } | { kind: 'mismatch' } | { kind: 'done'; response: StoredResponse };
 
 export interface StoredResponse {
   status: number;
@@ -17,6 +13,20 @@ export interface StoredResponse {
 }
 
 const TABLE = 'idempotency_keys';
+
+/** A row of idempotency_keys (migration 002). */
+interface KeyRow {
+  id: number;
+  collection: string;
+  idem_key: string;
+  request_hash: string;
+  state: 'running' | 'done';
+  response_status: number | null;
+  response_body: string | null;
+  response_location: string | null;
+  response_etag: string | null;
+  created_at: string;
+}
 const KEEP_MS = 24 * 60 * 60 * 1000;
 /** A claim still "running" after this long belongs to a request that died; a retry takes it over. */
 const ABANDONED_MS = 5 * 60 * 1000;
@@ -32,7 +42,9 @@ function isDuplicate(err: unknown): boolean {
  */
 export async function claimKey(db: Db, collection: string, key: string, hash: string): Promise<Claim> {
   const now = Date.now();
-  await db(TABLE).where('created_at', '<', dbTimestamp(now - KEEP_MS)).delete();
+  await db(TABLE)
+    .where('created_at', '<', dbTimestamp(now - KEEP_MS))
+    .delete();
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       await db(TABLE).insert({ collection, idem_key: key, request_hash: hash, state: 'running', created_at: dbTimestamp(now) });
@@ -40,13 +52,18 @@ export async function claimKey(db: Db, collection: string, key: string, hash: st
     } catch (err) {
       if (!isDuplicate(err)) throw err;
     }
-    const row = await db(TABLE).where({ collection, idem_key: key }).first();
+    const row = await db<KeyRow>(TABLE).where({ collection, idem_key: key }).first();
     if (!row) continue; // released or expired meanwhile: claim again
     if (row.request_hash !== hash) return { kind: 'mismatch' };
     if (row.state === 'done') {
       return {
         kind: 'done',
-        response: { status: row.response_status, body: row.response_body, location: row.response_location, etag: row.response_etag },
+        response: {
+          status: Number(row.response_status),
+          body: String(row.response_body),
+          location: row.response_location,
+          etag: row.response_etag,
+        },
       };
     }
     if (String(row.created_at) >= dbTimestamp(now - ABANDONED_MS)) return { kind: 'running' };

@@ -8,7 +8,7 @@ import { keySql, type OrderKey } from './order';
  */
 
 function keyValue(key: OrderKey, value: Knex.Value): Knex.Value {
-  return key.rank && value !== null ? key.rank.indexOf(String(value)) : value;
+  return key.rank && value !== null ? key.rank.indexOf(value as string) : value;
 }
 
 function equal(q: Knex.QueryBuilder, key: OrderKey, value: Knex.Value, mysql: boolean): void {

@@ -2,7 +2,10 @@ import type { Knex } from 'knex';
 import { randomBytes } from 'node:crypto';
 import type { DatabaseConfig } from '../config';
 import { type Db, type DbLog, DEFAULT_POOL, isMysql, openDb } from './connection';
-import { COUNT_SLOTS } from './counts';
+import { withMigrationLease } from './lease';
+import { indexTable, sqliteIndexStatements } from './searchIndex';
+import { addCounterRows, addCountTriggers, dropCountTriggers, tableDefaults } from './tables';
+import { collections } from '../collections';
 
 type Migration = { up(db: Knex): Promise<void>; down(db: Knex): Promise<void> };
 
@@ -10,11 +13,7 @@ type Migration = { up(db: Knex): Promise<void>; down(db: Knex): Promise<void> };
 function recordTable(db: Knex, name: string, columns: (t: Knex.CreateTableBuilder, mysql: boolean) => void) {
   const mysql = isMysql(db);
   return db.schema.createTable(name, (t) => {
-    if (mysql) {
-      t.engine('InnoDB');
-      t.charset('utf8mb4');
-      t.collate('utf8mb4_bin');
-    }
+    tableDefaults(t, mysql);
     t.bigIncrements('id');
     columns(t, mysql);
     t.datetime('created_at', { precision: 3 }).notNullable();
@@ -24,7 +23,10 @@ function recordTable(db: Knex, name: string, columns: (t: Knex.CreateTableBuilde
   });
 }
 
-/** Tables of records, for migrations that change all five alike. */
+/**
+ * The tables the first migrations made, for the migrations that changed those five alike. Frozen:
+ * a collection added later gets its whole table, counters and triggers from createRecordTable.
+ */
 const RECORD_TABLES = ['posts', 'products', 'books', 'users', 'tasks'];
 
 const migrations: Record<string, Migration> = {
@@ -81,11 +83,7 @@ migrations['20261122_002_versions_and_idempotency'] = {
       });
     }
     await db.schema.createTable('idempotency_keys', (t) => {
-      if (isMysql(db)) {
-        t.engine('InnoDB');
-        t.charset('utf8mb4');
-        t.collate('utf8mb4_bin');
-      }
+      tableDefaults(t, isMysql(db));
       t.bigIncrements('id');
       t.string('collection', 20).notNullable();
       t.string('idem_key', 255).notNullable();
@@ -121,11 +119,7 @@ migrations['20261122_003_counts_and_secrets'] = {
       t.bigInteger('n').notNullable();
       t.primary(['table_name', 'slot']);
     });
-    for (const table of RECORD_TABLES) {
-      const [{ n }] = await db(table).count({ n: '*' });
-      const rows = Array.from({ length: COUNT_SLOTS }, (_, slot) => ({ table_name: table, slot, n: slot === 0 ? Number(n) : 0 }));
-      await db('record_counts').insert(rows);
-    }
+    for (const table of RECORD_TABLES) await addCounterRows(db, table);
     // Secrets that every instance on this database shares, made once (cursor signatures).
     await db.schema.createTable('service_secrets', (t) => {
       t.string('name', 50).primary();
@@ -140,46 +134,44 @@ migrations['20261122_003_counts_and_secrets'] = {
 };
 
 migrations['20261122_004_count_triggers'] = {
-  // The counters move inside the statements that insert and delete, so that they stay exact
-  // at no cost of round trips. On MySQL each connection bumps its own slot (no two pool
-  // connections wait on one counter row); SQLite has a single writer and uses slot 0.
   async up(db) {
-    const mysql = isMysql(db);
-    const slot = mysql ? `CONNECTION_ID() % ${COUNT_SLOTS}` : '0';
-    for (const table of RECORD_TABLES) {
-      for (const [event, delta] of [['INSERT', '+ 1'], ['DELETE', '- 1']]) {
-        const name = `${table}_count_${event.toLowerCase()}`;
-        await db.raw(
-          `CREATE TRIGGER ${name} AFTER ${event} ON ${table} FOR EACH ROW ` +
-            `${mysql ? '' : 'BEGIN '}UPDATE record_counts SET n = n ${delta} WHERE table_name = '${table}' AND slot = ${slot}${mysql ? '' : '; END'}`,
-        );
-      }
+    for (const table of RECORD_TABLES) await addCountTriggers(db, table);
+  },
+  async down(db) {
+    for (const table of RECORD_TABLES) await dropCountTriggers(db, table);
+  },
+};
+
+migrations['20261123_005_search_index'] = {
+  // SQLite: a trigram index of each table's search fields (searchIndex.ts), filled from the rows
+  // already there and kept by triggers. MySQL keeps scanning here; see searchIndex.ts.
+  async up(db) {
+    if (isMysql(db)) return;
+    for (const c of collections) {
+      for (const sql of sqliteIndexStatements(c.name, c.searchFields)) await db.raw(sql);
     }
   },
   async down(db) {
+    if (isMysql(db)) return;
     for (const table of RECORD_TABLES) {
-      for (const event of ['insert', 'delete']) await db.raw(`DROP TRIGGER IF EXISTS ${table}_count_${event}`);
+      for (const event of ['insert', 'delete', 'update']) await db.raw(`DROP TRIGGER IF EXISTS "${indexTable(table)}_${event}"`);
+      await db.raw(`DROP TABLE IF EXISTS "${indexTable(table)}"`);
     }
   },
 };
 
 const source: Knex.MigrationSource<string> = {
-  getMigrations: async () => Object.keys(migrations).sort(),
+  getMigrations: () => Promise.resolve(Object.keys(migrations).sort()),
   getMigrationName: (name) => name,
-  getMigration: async (name) => migrations[name],
+  getMigration: (name) => Promise.resolve(migrations[name]),
 };
 
-const LOCK_NAME = 'records_api_migrations';
 const LOCK_WAIT_SECONDS = 60;
 
 /**
- * Brings the schema up to date. Safe when several instances start at once: on MySQL they queue
- * on a named lock, held on a connection of its own; on SQLite they retry while the file is busy.
- */
-/**
- * Migrates on a pool of its own: the MySQL lock holds one connection while the migrations need
- * another, which a service pool of one (DB_POOL_SIZE=1) could never give; and the service's
- * query timeout must not cut a migration short.
+ * Brings the schema up to date. Safe when several instances start at once: on MySQL they take
+ * turns through a lease row (migration_lease), on SQLite they retry while the file is busy.
+ * Migrates on a pool of its own: the service's query timeout must not cut a migration short.
  */
 export async function migrateDatabase(config: DatabaseConfig, log?: DbLog): Promise<void> {
   const db = openDb(config, DEFAULT_POOL, log);
@@ -193,23 +185,23 @@ export async function migrateDatabase(config: DatabaseConfig, log?: DbLog): Prom
 export async function migrate(db: Db): Promise<void> {
   const config = { migrationSource: source, tableName: 'knex_migrations' };
   if (!isMysql(db)) {
-    await retryWhileBusy(() => db.migrate.latest(config));
+    // SQLite runs every migration and knex's lock flag in one transaction, and serializes writers:
+    // a flag found set outside a transaction is stale (seen once under CI with two instances
+    // starting at once), so it is cleared first; a migration running now holds the write lock,
+    // so the clearing waits for it (busy timeout) instead of racing it.
+    await retryWhileBusy(async () => {
+      if (await db.schema.hasTable('knex_migrations_lock')) await db('knex_migrations_lock').update({ is_locked: 0 });
+      await db.migrate.latest(config);
+    });
     return;
   }
-  const conn = await db.client.acquireConnection();
-  try {
-    const [rows] = await db.raw('SELECT GET_LOCK(?, ?) AS locked', [LOCK_NAME, LOCK_WAIT_SECONDS]).connection(conn);
-    if (Number(rows[0].locked) !== 1) throw new Error(`timed out after ${LOCK_WAIT_SECONDS}s waiting for another instance's migrations`);
-    try {
-      await db.migrate.latest(config);
-    } finally {
-      await db.raw('SELECT RELEASE_LOCK(?)', [LOCK_NAME]).connection(conn);
-    }
-  } finally {
-    await db.client.releaseConnection(conn);
-  }
+  await withMigrationLease(db, async () => {
+    // Knex's own flag is only ever taken under the lease; one left set by an instance that
+    // died mid-migration would otherwise block every later start.
+    if (await db.schema.hasTable('knex_migrations_lock')) await db('knex_migrations_lock').update({ is_locked: 0 });
+    await db.migrate.latest(config);
+  });
 }
-
 async function retryWhileBusy(run: () => Promise<unknown>): Promise<void> {
   const deadline = Date.now() + LOCK_WAIT_SECONDS * 1000;
   for (;;) {

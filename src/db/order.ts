@@ -25,7 +25,11 @@ export interface KeySql {
  */
 export function keySql(key: OrderKey, mysql: boolean): KeySql {
   if (key.rank) {
-    return { sql: `CASE ?? ${key.rank.map(() => 'WHEN ? THEN ?').join(' ')} END`, bindings: [key.column, ...key.rank.flatMap((v, i) => [v, i])], value: '?' };
+    return {
+      sql: `CASE ?? ${key.rank.map(() => 'WHEN ? THEN ?').join(' ')} END`,
+      bindings: [key.column, ...key.rank.flatMap((v, i) => [v, i])],
+      value: '?',
+    };
   }
   if (mysql && key.text === 'exact') return { sql: 'CAST(?? AS BINARY)', bindings: [key.column], value: 'CAST(? AS BINARY)' };
   if (mysql && key.text === 'fold') return { sql: 'CAST(LOWER(??) AS BINARY)', bindings: [key.column], value: 'CAST(LOWER(?) AS BINARY)' };

@@ -5,6 +5,7 @@ import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
+import { applyIndexedTerms, countIndexed, planSearch } from './searchIndex';
 
 /** The pool, or a transaction on it. */
 export type Queryable = Db | Knex.Transaction;
@@ -24,6 +25,14 @@ export interface ListRequest {
   pageSize: number;
 }
 
+/** Above this share of a table's rows, a search's first pages walk the order (see listRecords). */
+const COMMON_SHARE = 0.2;
+
+/** The default order (or its reverse), which every record table's created_at index serves. */
+function walksOrderIndex(order: readonly OrderKey[]): boolean {
+  return order.length === 2 && order[0].column === 'created_at' && order[1].column === 'id' && order[0].desc === order[1].desc;
+}
+
 /** From this offset on, a page is read as ids first (see listRecords). */
 const DEFERRED_JOIN_OFFSET = 100;
 
@@ -31,27 +40,64 @@ export type ListResult = { count: number; rows: Row[] } | { count: number; pastE
 
 /** The list pipeline's database steps: filter, order, paginate (serializing is the caller's). */
 export async function listRecords(db: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
-  const filtered = db(spec.table);
-  if (request.terms.length) applySearch(filtered, spec.searchFields, request.terms, await foldCollation(db));
-  applyFilters(filtered, request.filters);
+  const plan = planSearch(db, request.terms);
+  const collation = plan.scanned.length ? await foldCollation(db) : undefined;
+  // Built afresh for the count and for the page (a clone would drop the statement's timeout).
+  const matching = () => {
+    const query = db(spec.table);
+    applyIndexedTerms(query, spec.table, plan.indexed);
+    if (plan.scanned.length) applySearch(query, spec.searchFields, plan.scanned, collation);
+    applyFilters(query, request.filters);
+    return query;
+  };
 
-  const count = request.terms.length || request.filters.length ? await countRows(filtered) : await countAll(db, spec.table);
+  const count =
+    !request.terms.length && !request.filters.length
+      ? await countAll(db, spec.table)
+      : plan.indexed.length && !plan.scanned.length && !request.filters.length
+        ? // The index holds exactly the table's rows: a common term costs no visit to them.
+          await countIndexed(db, spec.table, plan.indexed)
+        : await countRows(matching());
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
 
+  if (
+    plan.indexed.length &&
+    offset < DEFERRED_JOIN_OFFSET &&
+    walksOrderIndex(request.order) &&
+    count > COMMON_SHARE * (await countAll(db, spec.table))
+  ) {
+    // A term in a large share of the rows: reading all its candidates from the index and
+    // sorting them costs more than walking the order's index and checking rows with the scan's
+    // predicate until the page is full (a few hundred rows at most at this share and depth).
+    const walk = db(spec.table);
+    applySearch(walk, spec.searchFields, request.terms, await foldCollation(db));
+    applyFilters(walk, request.filters);
+    applyOrder(walk, request.order, isMysql(db));
+    return { count, rows: (await walk.select('*').limit(request.pageSize).offset(offset)) as Row[] };
+  }
+  const filtered = matching();
   applyOrder(filtered, request.order, isMysql(db));
-  if (offset < DEFERRED_JOIN_OFFSET) return { count, rows: await filtered.select('*').limit(request.pageSize).offset(offset) };
+  if (offset < DEFERRED_JOIN_OFFSET) return { count, rows: (await filtered.select('*').limit(request.pageSize).offset(offset)) as Row[] };
   // Deep pages: skip over ids only (an index-only scan for the default order), then fetch the
   // page's rows by primary key. Skipping whole rows made MySQL scan and sort the table.
-  const ids: (number | string)[] = await filtered.limit(request.pageSize).offset(offset).pluck('id');
-  const rows: Row[] = ids.length ? await db(spec.table).whereIn('id', ids) : [];
+  const ids = (await filtered.limit(request.pageSize).offset(offset).pluck('id')) as (number | string)[];
+  const rows = ids.length ? ((await db(spec.table).whereIn('id', ids)) as Row[]) : [];
   const position = new Map(ids.map((id, i) => [Number(id), i]));
   rows.sort((a, b) => position.get(Number(a.id))! - position.get(Number(b.id))!);
   return { count, rows };
 }
 
+/** Search: the index narrows to rows holding its terms; the scan's predicate checks the rest. */
+async function applyTerms(db: Db, query: Knex.QueryBuilder, spec: TableSpec, terms: readonly string[]) {
+  const plan = planSearch(db, terms);
+  applyIndexedTerms(query, spec.table, plan.indexed);
+  if (plan.scanned.length) applySearch(query, spec.searchFields, plan.scanned, await foldCollation(db));
+  return plan;
+}
+
 async function countRows(query: Knex.QueryBuilder): Promise<number> {
-  const [{ n }] = await query.clone().count({ n: '*' });
+  const [{ n }] = await query.count<{ n: number | string }[]>({ n: '*' });
   return Number(n);
 }
 
@@ -73,17 +119,17 @@ export interface SeekRequest {
  */
 export async function seekRecords(db: Db, spec: TableSpec, request: SeekRequest): Promise<Row[]> {
   const query = db(spec.table);
-  if (request.terms.length) applySearch(query, spec.searchFields, request.terms, await foldCollation(db));
+  await applyTerms(db, query, spec, request.terms);
   applyFilters(query, request.filters);
   const order = request.backward ? reversed(request.order) : request.order;
   if (request.after) applyAfter(query, order, request.after as Knex.Value[], isMysql(db));
   applyOrder(query, order, isMysql(db));
-  const rows: Row[] = await query.select('*').limit(request.limit);
+  const rows = (await query.select('*').limit(request.limit)) as Row[];
   return request.backward ? rows.reverse() : rows;
 }
 
 export async function findRecord(db: Queryable, table: string, id: number): Promise<Row | undefined> {
-  return db(table).where({ id }).first();
+  return db<Row>(table).where({ id }).first();
 }
 
 /**
@@ -110,6 +156,9 @@ export async function updateRecord(
   values: Values,
   condition: VersionCondition = {},
 ): Promise<Row | undefined> {
+  // One transaction for the write and the read-back: a failure rolls both back (so the caller
+  // may run it again), and no other write slips in between.
+  if (!('isTransaction' in db && db.isTransaction)) return (db as Db).transaction((trx) => updateRecord(trx, table, id, values, condition));
   const query = db(table).where({ id });
   if (condition.versions) query.whereIn('version', [...condition.versions]);
   const changed = await query.update({ ...values, version: db.raw('?? + 1', ['version']) });

@@ -64,12 +64,7 @@ async function firstKnownCollation(db: Db): Promise<string | undefined> {
  * is replaced in connection.ts; MySQL's is given a collation from foldCollation). Identifiers
  * and values are always bound; the collation name comes from the fixed list above.
  */
-export function applySearch(
-  query: Knex.QueryBuilder,
-  fields: readonly string[],
-  terms: readonly string[],
-  collation?: string,
-): void {
+export function applySearch(query: Knex.QueryBuilder, fields: readonly string[], terms: readonly string[], collation?: string): void {
   // Folded with the collation's case tables, then compared byte for byte, as SQLite compares.
   const fold = collation ? `LOWER(?? COLLATE ${collation}) COLLATE utf8mb4_bin` : 'LOWER(??)';
   const term = collation ? `LOWER(? COLLATE ${collation}) COLLATE utf8mb4_bin` : 'LOWER(?)';

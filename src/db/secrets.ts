@@ -5,7 +5,7 @@ const cache = new WeakMap<Db, Map<string, Promise<string>>>();
 /** A secret that migration 003 made for this database, read once per pool. */
 export function getSecret(db: Db, name: string): Promise<string> {
   let secrets = cache.get(db);
-  if (!secrets) cache.set(db, (secrets = new Map()));
+  if (!secrets) cache.set(db, (secrets = new Map<string, Promise<string>>()));
   let secret = secrets.get(name);
   if (!secret) {
     secret = db('service_secrets')

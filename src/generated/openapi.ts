@@ -458,7 +458,10 @@ export interface components {
              * @example Bad Request
              */
             title: string;
-            /** @example 400 */
+            /**
+             * Format: int32
+             * @example 400
+             */
             status: number;
             /**
              * @description What went wrong, for a person to read.
@@ -489,6 +492,17 @@ export interface components {
             message: string;
         };
         /**
+         * @description One record per line, as JSON (the same object as in a page's `results`), each line ending in `\n`.
+         * @example {"id":42,"title":"Hello, world","content":"The first post on this blog.","author":"ada","created_at":"2026-11-22T09:32:05.156Z","updated_at":"2026-11-22T09:32:05.156Z"}
+         */
+        NdjsonExport: string;
+        /**
+         * @description RFC 4180 CSV in UTF-8, lines ending in CRLF. A header row names the columns (the record's fields, in the order of a JSON record); a field holding a comma, a quote or a line break is quoted, quotes doubled; null is an empty field.
+         * @example id,title,content,author,created_at,updated_at
+         *     42,"Hello, world",The first post on this blog.,ada,2026-11-22T09:32:05.156Z,2026-11-22T09:32:05.156Z
+         */
+        CsvExport: string;
+        /**
          * Format: int64
          * @description Set by the service.
          * @example 42
@@ -500,11 +514,6 @@ export interface components {
          * @example 2026-11-22T09:32:05.156Z
          */
         Timestamp: string;
-        /**
-         * @description Read-only; a value sent in a request body is ignored.
-         * @example 42
-         */
-        Ignored: unknown;
         /**
          * Format: date
          * @description A calendar date, `YYYY-MM-DD`.
@@ -521,6 +530,7 @@ export interface components {
          */
         PageEnvelope: {
             /**
+             * Format: int64
              * @description Records matching the query across all pages; null in cursor mode.
              * @example 23
              */
@@ -556,9 +566,6 @@ export interface components {
             content: string;
             /** @example ada */
             author: string;
-            id?: components["schemas"]["Ignored"];
-            created_at?: components["schemas"]["Ignored"];
-            updated_at?: components["schemas"]["Ignored"];
         };
         /**
          * @description Any subset of a post's fields; the others keep their values.
@@ -570,9 +577,6 @@ export interface components {
             title?: components["schemas"]["PostWrite"]["title"];
             content?: components["schemas"]["PostWrite"]["content"];
             author?: components["schemas"]["PostWrite"]["author"];
-            id?: components["schemas"]["Ignored"];
-            created_at?: components["schemas"]["Ignored"];
-            updated_at?: components["schemas"]["Ignored"];
         };
         /**
          * @description A blog post.
@@ -637,13 +641,11 @@ export interface components {
              */
             price: string;
             /**
+             * Format: int32
              * @default 0
              * @example 12
              */
             stock?: number;
-            id?: components["schemas"]["Ignored"];
-            created_at?: components["schemas"]["Ignored"];
-            updated_at?: components["schemas"]["Ignored"];
         };
         /**
          * @description Any subset of a product's fields; the others keep their values.
@@ -657,9 +659,6 @@ export interface components {
             description?: components["schemas"]["ProductWrite"]["description"];
             price?: components["schemas"]["ProductWrite"]["price"];
             stock?: components["schemas"]["ProductWrite"]["stock"];
-            id?: components["schemas"]["Ignored"];
-            created_at?: components["schemas"]["Ignored"];
-            updated_at?: components["schemas"]["Ignored"];
         };
         /**
          * @description A product in the inventory.
@@ -739,9 +738,6 @@ export interface components {
              * @example 9780547928227
              */
             isbn: string;
-            id?: components["schemas"]["Ignored"];
-            created_at?: components["schemas"]["Ignored"];
-            updated_at?: components["schemas"]["Ignored"];
         };
         /**
          * @description Any subset of a book's fields; the others keep their values.
@@ -755,9 +751,6 @@ export interface components {
             genre?: components["schemas"]["BookWrite"]["genre"];
             published_date?: components["schemas"]["BookWrite"]["published_date"];
             isbn?: components["schemas"]["BookWrite"]["isbn"];
-            id?: components["schemas"]["Ignored"];
-            created_at?: components["schemas"]["Ignored"];
-            updated_at?: components["schemas"]["Ignored"];
         };
         /**
          * @description A book in the library.
@@ -835,9 +828,6 @@ export interface components {
              * @example Lovelace
              */
             last_name?: string;
-            id?: components["schemas"]["Ignored"];
-            created_at?: components["schemas"]["Ignored"];
-            updated_at?: components["schemas"]["Ignored"];
         };
         /**
          * @description Any subset of a user's fields; the others keep their values.
@@ -850,9 +840,6 @@ export interface components {
             email?: components["schemas"]["UserWrite"]["email"];
             first_name?: components["schemas"]["UserWrite"]["first_name"];
             last_name?: components["schemas"]["UserWrite"]["last_name"];
-            id?: components["schemas"]["Ignored"];
-            created_at?: components["schemas"]["Ignored"];
-            updated_at?: components["schemas"]["Ignored"];
         };
         /**
          * @description A user account.
@@ -933,9 +920,6 @@ export interface components {
              * @example 2026-12-01
              */
             due_date?: string | null;
-            id?: components["schemas"]["Ignored"];
-            created_at?: components["schemas"]["Ignored"];
-            updated_at?: components["schemas"]["Ignored"];
         };
         /**
          * @description Any subset of a task's fields; the others keep their values.
@@ -949,9 +933,6 @@ export interface components {
             status?: components["schemas"]["TaskWrite"]["status"];
             priority?: components["schemas"]["TaskWrite"]["priority"];
             due_date?: components["schemas"]["TaskWrite"]["due_date"];
-            id?: components["schemas"]["Ignored"];
-            created_at?: components["schemas"]["Ignored"];
-            updated_at?: components["schemas"]["Ignored"];
         };
         /**
          * @description A task.
@@ -1227,7 +1208,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The database cannot be reached, or did not answer within the query timeout. Nothing was changed; try again after `Retry-After` seconds. */
+        /** @description The database cannot be reached, did not answer within the query timeout, or kept refusing a write that conflicted with a write on another cluster node (the service runs such a write again a few times first). Try again after `Retry-After` seconds. Nothing was changed, except when the connection was lost while a write was committing; a create sent with an `Idempotency-Key` can always be sent again safely. */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];
@@ -1451,7 +1432,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of posts. */
+            /** @description A page of posts; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching post as an export (see Exports). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1459,6 +1440,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PostPage"];
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1726,7 +1709,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of products. */
+            /** @description A page of products; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching product as an export (see Exports). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1734,6 +1717,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["ProductPage"];
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2003,7 +1988,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of books. */
+            /** @description A page of books; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching book as an export (see Exports). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2011,6 +1996,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["BookPage"];
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2274,7 +2261,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of users. */
+            /** @description A page of users; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching user as an export (see Exports). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2282,6 +2269,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UserPage"];
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2565,7 +2554,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of tasks. */
+            /** @description A page of tasks; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching task as an export (see Exports). */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -2573,6 +2562,8 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TaskPage"];
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];

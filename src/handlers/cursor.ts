@@ -41,8 +41,12 @@ export function encodeCursor(secret: string, direction: 'n' | 'p', values: unkno
 export function decodeCursor(secret: string, token: string, order: readonly OrderKey[], print: string): Decoded {
   const [body, signature, extra] = token.split('.');
   const expected = sign(secret, body ?? '');
-  if (extra !== undefined || !signature || signature.length !== expected.length
-    || !timingSafeEqual(Buffer.from(signature), Buffer.from(expected))) {
+  if (
+    extra !== undefined ||
+    !signature ||
+    signature.length !== expected.length ||
+    !timingSafeEqual(Buffer.from(signature), Buffer.from(expected))
+  ) {
     return { ok: false, message: 'is not a cursor this service issued (altered or truncated)' };
   }
   const payload = JSON.parse(Buffer.from(body, 'base64url').toString()) as Payload;

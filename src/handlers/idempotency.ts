@@ -2,19 +2,20 @@ import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Db } from '../db/connection';
 import { claimKey, completeKey, releaseKey } from '../db/idempotency';
+import { retrying } from '../db/retry';
 import { insertRecord, type Row, type Values } from '../db/records';
 import { etag } from '../http/conditional';
-import { sendProblem } from '../http/problem';
+import { HttpProblem } from '../http/problem';
 
-type Outcome =
-  | { kind: 'created'; row: Row }
-  | { kind: 'replay' | 'refused'; send(res: Response): void };
+type Outcome = { kind: 'created'; row: Row } | { kind: 'replay'; send(res: Response): void };
 
 /** JSON with sorted keys, so that the same body hashes the same however its keys are ordered. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value);
@@ -40,10 +41,10 @@ export async function createIdempotently(
   const claim = await claimKey(db, collection, key, hash);
   const field = 'Idempotency-Key';
   if (claim.kind === 'running') {
-    return refused(409, 'A request with this Idempotency-Key is still running; retry later', 'a request with this key is still running');
+    throw refused(409, 'A request with this Idempotency-Key is still running; retry later', 'a request with this key is still running');
   }
   if (claim.kind === 'mismatch') {
-    return refused(422, 'This Idempotency-Key was used with a different request body', 'was used with a different request body');
+    throw refused(422, 'This Idempotency-Key was used with a different request body', 'was used with a different request body');
   }
   if (claim.kind === 'done') {
     const { response } = claim;
@@ -69,11 +70,12 @@ export async function createIdempotently(
     });
     return { kind: 'created', row };
   } catch (err) {
-    await releaseKey(db, collection, key).catch(() => {});
+    // Released even after a conflict, so that the step, run again, can claim the key anew.
+    await retrying(() => releaseKey(db, collection, key)).catch(() => {});
     throw err;
   }
 
-  function refused(status: number, detail: string, message: string): Outcome {
-    return { kind: 'refused', send: (res) => sendProblem(res, status, detail, [{ field, message }]) };
+  function refused(status: number, detail: string, message: string): HttpProblem {
+    return new HttpProblem(status, detail, [{ field, message }]);
   }
 }

@@ -26,7 +26,13 @@ export function sortInfo(spec: OpenAPIV3.Document, c: Collection): SortInfo {
     nullable: new Set(Object.keys(props).filter((f) => schema(f).nullable)),
     text: Object.fromEntries(
       Object.keys(props)
-        .filter((f) => schema(f).type === 'string' && !schema(f).format?.startsWith('date') && !schema(f).enum && !(c.decimalFields as readonly string[]).includes(f))
+        .filter(
+          (f) =>
+            schema(f).type === 'string' &&
+            !schema(f).format?.startsWith('date') &&
+            !schema(f).enum &&
+            !(c.decimalFields as readonly string[]).includes(f),
+        )
         .map((f) => [f, schema(f).format === 'email' ? 'fold' : 'exact']),
     ),
   };
@@ -73,7 +79,7 @@ export function filters(c: Collection, query: ListQuery): { filters: Filter[]; e
     if (a === undefined || b === undefined) continue;
     // Prices are decimal strings and dates are YYYY-MM-DD: numbers compare as numbers, dates as text.
     const inverted = /^[0-9.]+$/.test(String(a)) ? Number(a) > Number(b) : String(a) > String(b);
-    if (inverted) errors.push({ field: low, message: `must not be above ${high} (${b})` });
+    if (inverted) errors.push({ field: low, message: `must not be above ${high} (${String(b)})` });
   }
   if (query.cursor !== undefined && query.page !== undefined) errors.push({ field: 'cursor', message: 'cannot be combined with page' });
   return { filters: out, errors };

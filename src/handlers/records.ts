@@ -1,19 +1,22 @@
 import type { Request, Response } from 'express';
 import type { Context } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
-import type { Collection, PageOf, RecordOf, ResourceName, Verb } from '../collections';
+import type { Collection, PageOf, ResourceName, Verb } from '../collections';
 import type { Db } from '../db/connection';
 import { deleteRecord, findRecord, listRecords, seekRecords, type SeekRequest, updateRecord, type Row, type Values } from '../db/records';
 import { getSecret } from '../db/secrets';
 import { dbTimestamp } from '../db/time';
+import { walkRecords } from '../db/walk';
 import { etag, ifMatchVersions, ifNoneMatchHits } from '../http/conditional';
+import { exportFormat, streamExport } from '../http/export';
 import { pageUrl } from '../http/links';
-import { sendProblem } from '../http/problem';
+import { HttpProblem, invalid } from '../http/problem';
 import { createIdempotently } from './idempotency';
+import { mapRows, recordSerializer, writeFields } from './serialize';
 import { boundary, decodeCursor, encodeCursor, fingerprint } from './cursor';
 import { filters, type ListQuery, orderKeys, searchTerms, sortInfo } from './list-query';
 
-export type Handler = (c: Context, req: Request, res: Response) => Promise<void>;
+export type Handler = (c: Context, req: Request, res: Response) => void | Promise<void>;
 
 export interface HandlerDeps {
   db: Db;
@@ -22,56 +25,29 @@ export interface HandlerDeps {
   fallbackHost: string;
 }
 
-const READ_ONLY = new Set(['id', 'created_at', 'updated_at']);
-
-/** A client field and its default, read from the spec's write schema (never restated here). */
-interface Field {
-  name: string;
-  default: unknown;
-}
-
-function writeFields(spec: OpenAPIV3.Document, resource: ResourceName): Field[] {
-  const schema = spec.components?.schemas?.[`${resource}Write`] as OpenAPIV3.SchemaObject;
-  return Object.entries(schema.properties ?? {})
-    .filter(([name]) => !READ_ONLY.has(name))
-    .map(([name, prop]) => ({ name, default: (prop as OpenAPIV3.SchemaObject).default }));
-}
-
 /** A query parameter's default, from the (dereferenced) operation the request was routed to. */
 function parameterDefault(operation: Context['operation'], name: string): number {
   const param = (operation.parameters as OpenAPIV3.ParameterObject[]).find((p) => p.name === name);
   return Number((param?.schema as OpenAPIV3.SchemaObject).default);
 }
 
-function timestamp(value: unknown): string {
-  return `${String(value).replace(' ', 'T')}Z`;
-}
-
-/** Exactly two decimals, whether the value is MySQL's DECIMAL string, SQLite's REAL or as sent. */
-function decimal(value: unknown): string {
-  const text = String(value);
-  const [whole, fraction = ''] = text.split('.');
-  return /^[0-9]+(\.[0-9]*)?$/.test(text) && fraction.length <= 2 ? `${whole}.${fraction.padEnd(2, '0')}` : Number(value).toFixed(2);
-}
+/** The JSON body, as validated against the operation's schema. */
+const bodyOf = (ctx: Context) => ctx.request.requestBody as Record<string, unknown>;
+/** The path's record id, validated as a positive integer. */
+const idOf = (ctx: Context) => Number((ctx.request.params as { id: string }).id);
 
 /** The six operations of one collection, as one generic pipeline driven by its declaration. */
 export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, Handler> {
   const { db } = deps;
   const fields = writeFields(deps.spec, c.resource);
-  const decimals = new Set<string>(c.decimalFields);
+  const serialize = recordSerializer(deps.spec, c);
+  /** Export columns: the record's fields in the order the JSON answer has them. */
+  const columns = ['id', ...fields.map((f) => f.name), 'created_at', 'updated_at'];
   const sorting = sortInfo(deps.spec, c);
   /** What a cursor is bound to: changing any of these makes old cursors invalid. */
   const cursorBound = ['ordering', 'search', ...Object.keys(c.filters ?? {})];
   const table = { table: c.name, searchFields: c.searchFields };
   const noun = c.resource.toLowerCase();
-
-  function serialize(row: Row): RecordOf<ResourceName> {
-    const out: Record<string, unknown> = { id: Number(row.id) };
-    for (const { name } of fields) out[name] = decimals.has(name) ? decimal(row[name]) : row[name];
-    out.created_at = timestamp(row.created_at);
-    out.updated_at = timestamp(row.updated_at);
-    return out as RecordOf<ResourceName>;
-  }
 
   /** Client fields of a body; with `defaults`, a field left out takes its default (create, PUT). */
   function values(body: Record<string, unknown>, defaults: boolean): Values {
@@ -88,23 +64,29 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
   }
 
   /** A failed write: 412 when it was conditional (RFC 9110: a missing record fails If-Match too). */
-  function writeMissed(req: Request, res: Response, id: number): void {
-    if (req.get('if-match') !== undefined) return sendProblem(res, 412, `The ${noun} with id ${id} has changed or is gone`);
-    sendProblem(res, 404, `No ${noun} with id ${id}`);
+  function writeMissed(req: Request, id: number): HttpProblem {
+    if (req.get('if-match') !== undefined) return new HttpProblem(412, `The ${noun} with id ${id} has changed or is gone`);
+    return new HttpProblem(404, `No ${noun} with id ${id}`);
   }
 
   /**
    * Cursor mode: a keyset query from the cursor's boundary row, one row more than the page to
    * learn whether another page follows in the direction of travel. `count` is not computed.
    */
-  async function listByCursor(req: Request, res: Response, query: ListQuery, base: Omit<SeekRequest, 'after' | 'backward' | 'limit'>, pageSize: number) {
+  async function listByCursor(
+    req: Request,
+    res: Response,
+    query: ListQuery,
+    base: Omit<SeekRequest, 'after' | 'backward' | 'limit'>,
+    pageSize: number,
+  ) {
     const secret = await getSecret(db, 'cursor');
     const print = fingerprint(c.name, query, cursorBound);
     let after: unknown[] | undefined;
     let backward = false;
     if (query.cursor !== '') {
       const decoded = decodeCursor(secret, String(query.cursor), base.order, print);
-      if (!decoded.ok) return sendProblem(res, 400, 'Request validation failed', [{ field: 'cursor', message: decoded.message }]);
+      if (!decoded.ok) throw invalid([{ field: 'cursor', message: decoded.message }]);
       ({ after, backward } = decoded);
     }
     const rows = await seekRecords(db, table, { ...base, after, backward, limit: pageSize + 1 });
@@ -136,15 +118,23 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       const query = ctx.request.query as ListQuery;
       const pageSize = (query.page_size as number | undefined) ?? parameterDefault(ctx.operation, 'page_size');
       const filtering = filters(c, query);
-      if (filtering.errors.length) return sendProblem(res, 400, 'Request validation failed', filtering.errors);
+      if (filtering.errors.length) throw invalid(filtering.errors);
       const base = { terms: searchTerms(query), filters: filtering.filters, order: orderKeys(query, sorting) };
+      const format = exportFormat(req);
+      if (format) {
+        return streamExport(res, format, {
+          name: c.name,
+          columns,
+          records: (signal) => mapRows(walkRecords(db, table, base, { signal }), serialize),
+        });
+      }
       if (query.cursor !== undefined) return listByCursor(req, res, query, base, pageSize);
 
       const page = (query.page as number | undefined) ?? 1;
       const result = await listRecords(db, table, { ...base, page, pageSize });
       if ('pastEnd' in result) {
         const last = Math.max(1, Math.ceil(result.count / pageSize));
-        return sendProblem(res, 404, `Page ${page} is past the last page (${last})`);
+        throw new HttpProblem(404, `Page ${page} is past the last page (${last})`);
       }
       const body = {
         count: result.count,
@@ -157,17 +147,17 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
 
     async create(ctx, req, res) {
       const stamp = dbTimestamp();
-      const record = { ...values(ctx.request.requestBody, true), created_at: stamp, updated_at: stamp };
-      const created = await createIdempotently(db, c.name, req, ctx.request.requestBody, record, serialize);
+      const record = { ...values(bodyOf(ctx), true), created_at: stamp, updated_at: stamp };
+      const created = await createIdempotently(db, c.name, req, bodyOf(ctx), record, serialize);
       if (created.kind !== 'created') return created.send(res);
       res.location(`/api/${c.name}/${created.row.id}/`);
       sendRecord(res, 201, created.row);
     },
 
     async get(ctx, req, res) {
-      const id = Number(ctx.request.params.id);
+      const id = idOf(ctx);
       const row = await findRecord(db, c.name, id);
-      if (!row) return sendProblem(res, 404, `No ${noun} with id ${id}`);
+      if (!row) throw new HttpProblem(404, `No ${noun} with id ${id}`);
       const ifNoneMatch = req.get('if-none-match');
       if (ifNoneMatch !== undefined && ifNoneMatchHits(ifNoneMatch, row.version)) {
         res.status(304).set('ETag', etag(row.version)).end();
@@ -177,22 +167,22 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
     },
 
     async replace(ctx, req, res) {
-      const id = Number(ctx.request.params.id);
-      const row = await updateRecord(db, c.name, id, { ...values(ctx.request.requestBody, true), updated_at: dbTimestamp() }, condition(req));
-      if (!row) return writeMissed(req, res, id);
+      const id = idOf(ctx);
+      const row = await updateRecord(db, c.name, id, { ...values(bodyOf(ctx), true), updated_at: dbTimestamp() }, condition(req));
+      if (!row) throw writeMissed(req, id);
       sendRecord(res, 200, row);
     },
 
     async update(ctx, req, res) {
-      const id = Number(ctx.request.params.id);
-      const row = await updateRecord(db, c.name, id, { ...values(ctx.request.requestBody, false), updated_at: dbTimestamp() }, condition(req));
-      if (!row) return writeMissed(req, res, id);
+      const id = idOf(ctx);
+      const row = await updateRecord(db, c.name, id, { ...values(bodyOf(ctx), false), updated_at: dbTimestamp() }, condition(req));
+      if (!row) throw writeMissed(req, id);
       sendRecord(res, 200, row);
     },
 
     async delete(ctx, req, res) {
-      const id = Number(ctx.request.params.id);
-      if (!(await deleteRecord(db, c.name, id, condition(req)))) return writeMissed(req, res, id);
+      const id = idOf(ctx);
+      if (!(await deleteRecord(db, c.name, id, condition(req)))) throw writeMissed(req, id);
       res.status(204).end();
     },
   };

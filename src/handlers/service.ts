@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { ServiceOperationId } from '../collections';
 import { type Db, ping } from '../db/connection';
 import type { components } from '../generated/openapi';
-import { sendProblem } from '../http/problem';
+import { HttpProblem } from '../http/problem';
 import { DOCS_PATH } from '../spec';
 import type { Handler } from './records';
 
@@ -21,17 +21,17 @@ const READY_TIMEOUT_MS = 1000;
 
 export function serviceHandlers(deps: ServiceDeps): Record<ServiceOperationId, Handler> {
   return {
-    async getOpenApiJson(_c, _req, res) {
+    getOpenApiJson(_c, _req, res) {
       res.type('application/json').send(deps.specJson);
     },
-    async getOpenApiYaml(_c, _req, res) {
+    getOpenApiYaml(_c, _req, res) {
       res.type('application/yaml; charset=utf-8').send(deps.specText);
     },
-    async getDocs(_c, _req, res) {
-      if (!existsSync(DOCS_PATH)) return sendProblem(res, 404, 'The API reference is not built: run `npm run docs`');
+    getDocs(_c, _req, res) {
+      if (!existsSync(DOCS_PATH)) throw new HttpProblem(404, 'The API reference is not built: run `npm run docs`');
       res.sendFile(DOCS_PATH);
     },
-    async getHealth(_c, _req, res) {
+    getHealth(_c, _req, res) {
       res.json({ status: 'ok' } satisfies Health);
     },
     async getMetrics(_c, _req, res) {

@@ -1,10 +1,12 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { ClusterMemoryStoreWorker } from '@express-rate-limit/cluster-memory-store';
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { rateLimit } from 'express-rate-limit';
+import { type IncrementResponse, rateLimit } from 'express-rate-limit';
 import type { Operation } from 'openapi-backend';
+import { inWorker } from '../cluster';
 import type { Logger } from '../logger';
-import { sendProblem } from './problem';
+import { HttpProblem } from './problem';
 
 type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 
@@ -12,8 +14,10 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const digest = (token: string) => createHash('sha256').update(token).digest();
 
 /**
- * Requires `Authorization: Bearer <token>` where the spec's operation asks for a security scheme,
- * and on every /api/ path that has no operation (so that unknown paths cannot be probed).
+ * Requires `Authorization: Bearer <token>` on every operation whose security names a scheme, and
+ * on every /api/ path that has no operation (so that unknown paths cannot be probed). The spec
+ * lists `{}` beside `bearerAuth` because a deployment may run open; this middleware runs only
+ * when tokens are configured, and then a token is required wherever the spec accepts one.
  * Tokens are compared as SHA-256 digests in constant time, and every token is compared, so
  * neither the time taken nor an early exit tells how much of a guess was right.
  */
@@ -28,26 +32,27 @@ export function bearerAuth(tokens: readonly string[]): Middleware {
   return (req, res, next) => {
     const operation = res.locals.operation as Operation | undefined;
     const security = operation?.security ?? [];
-    // `{}` among the requirements would make the token optional.
-    const required = operation ? security.length > 0 && security.every((r) => Object.keys(r).length > 0) : req.path.startsWith('/api/');
+    const required = operation ? security.some((r) => Object.keys(r).length > 0) : req.path.startsWith('/api/');
     if (!required) return next();
     const m = BEARER.exec(req.get('authorization') ?? '');
     if (m && valid(m[1])) {
       res.locals.authenticated = true;
       return next();
     }
-    unauthorized(res, m ? 'The bearer token is not valid' : 'This API requires Authorization: Bearer <token>', Boolean(m));
+    next(unauthorized(m ? 'The bearer token is not valid' : 'This API requires Authorization: Bearer <token>', Boolean(m)));
   };
 }
 
-export function unauthorized(res: Response, detail: string, badToken: boolean): void {
-  res.set('WWW-Authenticate', badToken ? 'Bearer realm="records", error="invalid_token"' : 'Bearer realm="records"');
-  sendProblem(res, 401, detail);
+function unauthorized(detail: string, badToken: boolean): HttpProblem {
+  return new HttpProblem(401, detail, undefined, {
+    'WWW-Authenticate': badToken ? 'Bearer realm="records", error="invalid_token"' : 'Bearer realm="records"',
+  });
 }
 
 /**
  * At most `perMinute` /api/ requests a minute per client address (req.ip, which TRUST_PROXY
- * decides), counted in this process. Answers carry the IETF draft-8 RateLimit headers.
+ * decides), counted once across worker processes (by the primary). Answers carry the IETF
+ * draft-8 RateLimit headers.
  */
 export function apiRateLimit(perMinute: number, logger: Logger): Middleware {
   const limiter = rateLimit({
@@ -57,16 +62,36 @@ export function apiRateLimit(perMinute: number, logger: Logger): Middleware {
     identifier: 'per-minute',
     legacyHeaders: false,
     logger,
+    ...(inWorker ? { store: new SharedCounts({ prefix: 'api' }) } : {}),
+    // A count that does not come back from the primary lets the request through (and is logged):
+    // a missed count is better than failing a request the client was entitled to.
+    passOnStoreError: true,
     // The contract's Retry-After is at least 1 (draft-8's t may be 0 at the end of a window).
     retryAfter: (req: Request) => {
       const reset = (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime;
       return Math.max(1, Math.ceil(((reset?.getTime() ?? Date.now() + 60_000) - Date.now()) / 1000));
     },
-    handler: (_req, res) => {
-      sendProblem(res, 429, `Too many requests; try again in ${res.get('Retry-After')} seconds`);
+    handler: (_req, res, next) => {
+      next(new HttpProblem(429, `Too many requests; try again in ${res.get('Retry-After')} seconds`));
     },
   });
   return (req, res, next) => (req.path.startsWith('/api/') ? limiter(req, res, next) : next());
+}
+
+/**
+ * The counts kept by the primary, asked over IPC. The library gives the primary 1 s to answer an
+ * increment; on a busy machine an answer can take longer, so it is given as long as a statement
+ * (5 s). One that still does not come back lets the request through (passOnStoreError).
+ */
+class SharedCounts extends ClusterMemoryStoreWorker {
+  override async increment(key: string): Promise<IncrementResponse> {
+    // `send` is the worker store's own IPC call (package pinned to the exact version it has).
+    const self = this as unknown as {
+      send(command: string, args: unknown[], ms: number): Promise<{ totalHits: number; resetTime: string }>;
+    };
+    const { totalHits, resetTime } = await self.send('increment', [key], 5000);
+    return { totalHits, resetTime: new Date(resetTime) };
+  }
 }
 
 /**

@@ -13,5 +13,5 @@ export function pageUrl(req: Request, param: 'page' | 'cursor', value: string | 
   const path = q === -1 ? req.originalUrl : req.originalUrl.slice(0, q);
   const params = new URLSearchParams(q === -1 ? '' : req.originalUrl.slice(q + 1));
   params.set(param, String(value));
-  return `${origin}${path}?${params}`;
+  return `${origin}${path}?${params.toString()}`;
 }

@@ -1,4 +1,5 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { clusterRegistry, inWorker, workerId } from '../cluster';
 import type { PoolStats } from '../db/connection';
 
 export interface Metrics {
@@ -7,10 +8,16 @@ export interface Metrics {
   observe(operationId: string | undefined, status: number | 'aborted', seconds: number): void;
 }
 
-/** A registry of its own per app, so that several apps in one process (tests) do not collide. */
+/**
+ * A registry of its own per app, so that several apps in one process (tests) do not collide.
+ * In a worker, /metrics serves the sum over all workers; the process's own figures (memory, CPU,
+ * event loop) are each worker's, told apart by a `worker` label.
+ */
 export function createMetrics(pool: () => PoolStats): Metrics {
   const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  const processRegistry = inWorker ? new Registry() : registry;
+  if (inWorker) processRegistry.setDefaultLabels({ worker: String(workerId) });
+  collectDefaultMetrics({ register: processRegistry });
   const requests = new Counter({
     name: 'http_requests_total',
     help: 'Requests answered, by operationId ("none" for paths the spec lacks) and status.',
@@ -39,7 +46,7 @@ export function createMetrics(pool: () => PoolStats): Metrics {
   gauge('db_pool_connections_max', 'The most database connections the pool opens.', (s) => s.max);
 
   return {
-    registry,
+    registry: inWorker ? clusterRegistry([registry, processRegistry]) : registry,
     observe(operationId, status, seconds) {
       const op = operationId ?? 'none';
       requests.inc({ operation_id: op, status: String(status) });

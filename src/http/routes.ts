@@ -2,9 +2,7 @@ import type { Operation } from 'openapi-backend';
 
 /** What a request path and method find in the spec. */
 export type RouteMatch =
-  | { kind: 'operation'; operation: Operation; params: Record<string, string> }
-  | { kind: 'method'; allowed: string[] }
-  | { kind: 'none' };
+  { kind: 'operation'; operation: Operation; params: Record<string, string> } | { kind: 'method'; allowed: string[] } | { kind: 'none' };
 
 export interface RouteTable {
   match(method: string, path: string): RouteMatch;

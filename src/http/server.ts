@@ -2,6 +2,7 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, Server as NetServer } from 'node:net';
 import type { Express } from 'express';
 import { ConfigError } from '../config';
+import { problemBody } from './problem';
 
 /** Listens, or fails with a ConfigError naming the problem (a port in use, above all). */
 export async function listen(app: Express, port: number, host: string): Promise<{ server: Server; port: number }> {
@@ -10,7 +11,11 @@ export async function listen(app: Express, port: number, host: string): Promise<
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(new ConfigError(err.code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use` : `cannot listen on ${host}:${port}: ${err.message}`)),
+      reject(
+        new ConfigError(
+          err.code === 'EADDRINUSE' ? `port ${port} on ${host} is already in use` : `cannot listen on ${host}:${port}: ${err.message}`,
+        ),
+      ),
     );
     server.listen(port, host, resolve);
   });
@@ -23,13 +28,12 @@ export async function listen(app: Express, port: number, host: string): Promise<
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
-  const [status, title] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : [400, 'Bad Request'];
-  const body = JSON.stringify({
-    type: 'about:blank',
-    title,
-    status,
-    detail: status === 431 ? 'The request line and headers are larger than 16 KiB' : 'The request is not valid HTTP',
-  });
+  const overflow = err.code === 'HPE_HEADER_OVERFLOW';
+  const problem = overflow
+    ? problemBody(431, 'The request line and headers are larger than 16 KiB')
+    : problemBody(400, 'The request is not valid HTTP');
+  const body = JSON.stringify(problem);
+  const { status, title } = problem;
   socket.end(
     `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
       `Connection: close\r\n\r\n${body}`,

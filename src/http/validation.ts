@@ -27,7 +27,10 @@ export function onlyPathErrors(errors: readonly ErrorObject[]): boolean {
 }
 
 function fieldError(e: ErrorObject): FieldError {
-  const segments = e.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  const segments = e.instancePath
+    .split('/')
+    .slice(1)
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
   const [where, ...rest] = segments;
   const params = e.params as Record<string, unknown>;
   if (e.keyword === 'required') {
@@ -41,8 +44,9 @@ function fieldError(e: ErrorObject): FieldError {
   // by its path.
   const inBody = where === 'requestBody' || !where;
   // openapi-backend lower-cases header names; a client knows them as the spec writes them.
-  const param = where === 'header' && rest[0] ? rest[0].replace(/(^|-)([a-z])/g, (_m, dash, c) => dash + c.toUpperCase()) : rest[0];
-  const field = inBody ? rest.join('.') || 'body' : param ?? where;
+  const param =
+    where === 'header' && rest[0] ? rest[0].replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase()) : rest[0];
+  const field = inBody ? rest.join('.') || 'body' : (param ?? where);
   let message = e.message ?? 'is invalid';
   if (e.keyword === 'enum') {
     // ajv's `data` (verbose mode) is the offending value: name it, as a user would look for it.

@@ -19,14 +19,19 @@ const QUERY_TIMEOUT_MS = 1000;
 const ACQUIRE_TIMEOUT_MS = 2000;
 
 const calls = (n: number): Call =>
-  n % 2 ? { method: 'POST', path: '/api/posts/', body: { title: `t${n}`, content: 'c', author: 'a' } } : { method: 'GET', path: '/api/posts/?page_size=5' };
+  n % 2
+    ? { method: 'POST', path: '/api/posts/', body: { title: `t${n}`, content: 'c', author: 'a' } }
+    : { method: 'GET', path: '/api/posts/?page_size=5' };
 
 run('database outage', () => {
   let mariadb: PrivateMariadb;
   let service: RunningService;
   beforeAll(async () => {
     mariadb = await startPrivateMariadb();
-    service = await startService({ DATABASE_URL: mariadb.url(`records_test_outage_${randomBytes(4).toString('hex')}`), DB_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS) });
+    service = await startService({
+      DATABASE_URL: mariadb.url(`records_test_outage_${randomBytes(4).toString('hex')}`),
+      DB_QUERY_TIMEOUT_MS: String(QUERY_TIMEOUT_MS),
+    });
     const request = requester(service.url);
     expect((await request('GET', '/api/posts/')).status).toBe(200);
     expect((await request('POST', '/api/posts/', { body: { title: 'warm', content: 'c', author: 'a' } })).status).toBe(201);
@@ -49,64 +54,69 @@ run('database outage', () => {
     ['the server crashes (SIGKILL)', { given: 'SIGKILL', want: { slowest503Ms: ACQUIRE_TIMEOUT_MS } }],
     ['the server is stopped (SIGTERM)', { given: 'SIGTERM', want: { slowest503Ms: ACQUIRE_TIMEOUT_MS } }],
     ['the server hangs (SIGSTOP)', { given: 'SIGSTOP', want: { slowest503Ms: QUERY_TIMEOUT_MS + ACQUIRE_TIMEOUT_MS + 500 } }],
-  ])('%s: 503 with Retry-After, the service stays up, and it recovers by itself', async (name, { given, want }) => {
-    const request = requester(service.url);
-    const load = runLoad(service.url, 4, calls);
-    await sleep(1000);
-    const down = Date.now();
-    if (given === 'SIGSTOP') mariadb.pause();
-    else await mariadb.stop(given);
-    await sleep(given === 'SIGSTOP' ? 4000 : 2500);
-    // Liveness is the process; readiness is the database.
-    expect((await request('GET', '/healthz')).status).toBe(200);
-    const ready = await request('GET', '/readyz');
-    expect(ready.status).toBe(503);
-    expect(ready.headers.get('retry-after')).toBe('2');
-    await sleep(500);
-    if (given === 'SIGSTOP') mariadb.resume();
-    else await mariadb.start();
-    const up = Date.now();
-    // Recovered once a read and a write after the restart have both succeeded.
-    const deadline = up + 20000;
-    const recoveredAt = () => {
-      const ok = (m: string) => load.outcomes.find((o) => o.started >= up && o.call.method === m && (o.status === 200 || o.status === 201));
-      const r = ok('GET');
-      const w = ok('POST');
-      return r && w ? Math.max(r.ended, w.ended) : undefined;
-    };
-    while (!recoveredAt() && Date.now() < deadline) await sleep(50);
-    const recovered = recoveredAt();
-    await sleep(1000);
-    await load.stop();
+  ])(
+    '%s: 503 with Retry-After, the service stays up, and it recovers by itself',
+    async (name, { given, want }) => {
+      const request = requester(service.url);
+      const load = runLoad(service.url, 4, calls);
+      await sleep(1000);
+      const down = Date.now();
+      if (given === 'SIGSTOP') mariadb.pause();
+      else await mariadb.stop(given);
+      await sleep(given === 'SIGSTOP' ? 4000 : 2500);
+      // Liveness is the process; readiness is the database.
+      expect((await request('GET', '/healthz')).status).toBe(200);
+      const ready = await request('GET', '/readyz');
+      expect(ready.status).toBe(503);
+      expect(ready.headers.get('retry-after')).toBe('2');
+      await sleep(500);
+      if (given === 'SIGSTOP') mariadb.resume();
+      else await mariadb.start();
+      const up = Date.now();
+      // Recovered once a read and a write after the restart have both succeeded.
+      const deadline = up + 20000;
+      const recoveredAt = () => {
+        const ok = (m: string) =>
+          load.outcomes.find((o) => o.started >= up && o.call.method === m && (o.status === 200 || o.status === 201));
+        const r = ok('GET');
+        const w = ok('POST');
+        return r && w ? Math.max(r.ended, w.ended) : undefined;
+      };
+      while (!recoveredAt() && Date.now() < deadline) await sleep(50);
+      const recovered = recoveredAt();
+      await sleep(1000);
+      await load.stop();
 
-    const outcomes = load.outcomes;
-    const unavailable = outcomes.filter((o) => o.status === 503);
-    const failed = outcomes.filter((o) => o.error || o.contract || ![200, 201, 503].includes(o.status!));
-    const after = outcomes.filter((o) => recovered && o.started > recovered);
-    const summary = {
-      case: name,
-      sent: outcomes.length,
-      failed: failed.length,
-      unavailable503: unavailable.length,
-      slowest503Ms: Math.max(0, ...unavailable.map((o) => o.ended - o.started)),
-      outageSeconds: (up - down) / 1000,
-      secondsToRecover: recovered ? (recovered - up) / 1000 : undefined,
-      afterRecovery: after.length,
-    };
-    numbers.push(summary);
-    console.log(`outage numbers: ${JSON.stringify(summary)}`);
+      const outcomes = load.outcomes;
+      const unavailable = outcomes.filter((o) => o.status === 503);
+      const failed = outcomes.filter((o) => o.error || o.contract || ![200, 201, 503].includes(o.status!));
+      const after = outcomes.filter((o) => recovered && o.started > recovered);
+      const summary = {
+        case: name,
+        sent: outcomes.length,
+        failed: failed.length,
+        unavailable503: unavailable.length,
+        slowest503Ms: Math.max(0, ...unavailable.map((o) => o.ended - o.started)),
+        outageSeconds: (up - down) / 1000,
+        secondsToRecover: recovered ? (recovered - up) / 1000 : undefined,
+        afterRecovery: after.length,
+      };
+      numbers.push(summary);
+      console.log(`outage numbers: ${JSON.stringify(summary)}`);
 
-    expect(failed.map((o) => `${o.call.method} ${o.requestId}: ${o.status ?? o.error} ${o.contract ?? ''}`)).toEqual([]);
-    expect(unavailable.length).toBeGreaterThan(0);
-    for (const o of unavailable) expect(o.retryAfter).toBe('2');
-    // Bounded by the timeouts (never the pool's default minute).
-    expect(summary.slowest503Ms).toBeLessThan(want.slowest503Ms + 1000);
-    expect(summary.secondsToRecover).toBeDefined();
-    expect(summary.secondsToRecover).toBeLessThan(10);
-    expect(after.length).toBeGreaterThan(0);
-    expect(after.filter((o) => o.status !== 200 && o.status !== 201)).toEqual([]);
-    expect((await request('GET', '/readyz')).status).toBe(200);
-    expect(service.child.exitCode).toBeNull();
-    expect(service.lines.filter((l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
-  }, 60000);
+      expect(failed.map((o) => `${o.call.method} ${o.requestId}: ${o.status ?? o.error} ${o.contract ?? ''}`)).toEqual([]);
+      expect(unavailable.length).toBeGreaterThan(0);
+      for (const o of unavailable) expect(o.retryAfter).toBe('2');
+      // Bounded by the timeouts (never the pool's default minute).
+      expect(summary.slowest503Ms).toBeLessThan(want.slowest503Ms + 1000);
+      expect(summary.secondsToRecover).toBeDefined();
+      expect(summary.secondsToRecover).toBeLessThan(10);
+      expect(after.length).toBeGreaterThan(0);
+      expect(after.filter((o) => o.status !== 200 && o.status !== 201)).toEqual([]);
+      expect((await request('GET', '/readyz')).status).toBe(200);
+      expect(service.child.exitCode).toBeNull();
+      expect(service.lines.filter((l) => l.level === 'error' || l.level === 'fatal')).toEqual([]);
+    },
+    60000,
+  );
 });

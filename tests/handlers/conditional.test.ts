@@ -12,7 +12,13 @@ type Rec = Record<string, any> & { id: number };
 
 const STRONG = /^"[0-9]+"$/;
 /** A text field per collection that any string of a few letters fits, so concurrent writers can each leave their own mark. */
-const MARK_FIELD: Record<Fixture['name'], string> = { posts: 'title', products: 'name', books: 'title', users: 'first_name', tasks: 'title' };
+const MARK_FIELD: Record<Fixture['name'], string> = {
+  posts: 'title',
+  products: 'name',
+  books: 'title',
+  users: 'first_name',
+  tasks: 'title',
+};
 
 let serial = 0;
 async function create(f: Fixture): Promise<{ record: Rec; etag: string }> {
@@ -123,8 +129,15 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       ['a list holding the current tag', (t) => `"999999", ${t.current}`, true],
       ['a list of old tags only', (t) => `${t.old}, "999999"`, false],
     ];
-    const rows: [string, { method: Method; header: (t: { current: string; old: string }) => string; matches: boolean }][] = methods.flatMap((method) =>
-      headers.map(([label, header, matches]) => [`${method} with ${label}: ${matches ? 'applied' : '412, nothing changes'}`, { method, header, matches }] as [string, { method: Method; header: (t: { current: string; old: string }) => string; matches: boolean }]),
+    const rows: [string, { method: Method; header: (t: { current: string; old: string }) => string; matches: boolean }][] = methods.flatMap(
+      (method) =>
+        headers.map(
+          ([label, header, matches]) =>
+            [`${method} with ${label}: ${matches ? 'applied' : '412, nothing changes'}`, { method, header, matches }] as [
+              string,
+              { method: Method; header: (t: { current: string; old: string }) => string; matches: boolean },
+            ],
+        ),
     );
     test.each(rows)('%s', async (_n, { method, header, matches }) => {
       const t = await createWithHistory(f);
@@ -156,16 +169,22 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
 
     // RFC 9110: If-Match fails when there is no current representation, `*` included, so a
     // client learns its precondition failed rather than that the record was never there.
-    const missing: [string, { method: Method; header: string | undefined; want: 404 | 412 }][] = methods.flatMap((method) => [
-      [`${method} with a tag`, { method, header: '"1"', want: 412 }],
-      [`${method} with *`, { method, header: '*', want: 412 }],
-      [`${method} without If-Match`, { method, header: undefined, want: 404 }],
-    ] as [string, { method: Method; header: string | undefined; want: 404 | 412 }][]);
+    const missing: [string, { method: Method; header: string | undefined; want: 404 | 412 }][] = methods.flatMap(
+      (method) =>
+        [
+          [`${method} with a tag`, { method, header: '"1"', want: 412 }],
+          [`${method} with *`, { method, header: '*', want: 412 }],
+          [`${method} without If-Match`, { method, header: undefined, want: 404 }],
+        ] as [string, { method: Method; header: string | undefined; want: 404 | 412 }][],
+    );
     test.each(missing)('a deleted record: %s', async (_n, { method, header, want }) => {
       const { record, etag } = await create(f);
       expect((await app.request('DELETE', `/api/${name}/${record.id}/`, { headers: { 'if-match': etag } })).status).toBe(204);
       const body = method === 'PATCH' ? f.patch : method === 'PUT' ? f.valid(++serial) : undefined;
-      const res = await app.request(method, `/api/${name}/${record.id}/`, { body, headers: header === undefined ? {} : { 'if-match': header } });
+      const res = await app.request(method, `/api/${name}/${record.id}/`, {
+        body,
+        headers: header === undefined ? {} : { 'if-match': header },
+      });
       if (want === 412) expectPreconditionFailed(res);
       else expect(res).toMatchObject({ status: 404, body: { status: 404, title: 'Not Found' } });
       // Nothing came back to life.
@@ -173,14 +192,20 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     });
 
     test('a chain of conditional writes, each with the tag the last one answered', async () => {
-      let t = await create(f);
+      const t = await create(f);
       let tag = t.etag;
       for (let i = 0; i < 3; i++) {
-        const res = await app.request('PATCH', `/api/${name}/${t.record.id}/`, { body: { [MARK_FIELD[name]]: `step ${i}` }, headers: { 'if-match': tag } });
+        const res = await app.request('PATCH', `/api/${name}/${t.record.id}/`, {
+          body: { [MARK_FIELD[name]]: `step ${i}` },
+          headers: { 'if-match': tag },
+        });
         expect(res.status).toBe(200);
         expect(res.body[MARK_FIELD[name]]).toBe(`step ${i}`);
         // The tag just replaced is stale now.
-        const stale = await app.request('PATCH', `/api/${name}/${t.record.id}/`, { body: { [MARK_FIELD[name]]: 'stale' }, headers: { 'if-match': tag } });
+        const stale = await app.request('PATCH', `/api/${name}/${t.record.id}/`, {
+          body: { [MARK_FIELD[name]]: 'stale' },
+          headers: { 'if-match': tag },
+        });
         expectPreconditionFailed(stale);
         tag = res.headers.get('etag')!;
       }
@@ -199,7 +224,9 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     const ok = results.filter((r) => r.status === 200);
     const failed = results.filter((r) => r.status === 412);
     // The issue's closing note reports these numbers.
-    console.log(`[${dialect}] ${name}: 20 concurrent PATCH with one If-Match -> ${ok.length} x 200, ${failed.length} x 412, other: ${results.length - ok.length - failed.length}`);
+    console.log(
+      `[${dialect}] ${name}: 20 concurrent PATCH with one If-Match -> ${ok.length} x 200, ${failed.length} x 412, other: ${results.length - ok.length - failed.length}`,
+    );
     expect({ ok: ok.length, preconditionFailed: failed.length }).toEqual({ ok: 1, preconditionFailed: 19 });
     failed.forEach(expectPreconditionFailed);
 

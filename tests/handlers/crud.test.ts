@@ -15,7 +15,14 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       body: { ...f.valid(1), id: 999999, created_at: 'yesterday', updated_at: 42 },
     });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ ...f.defaults, ...f.valid(1), ...(name === 'products' ? { price: '19.99' } : {}), id: expect.any(Number), created_at: expect.stringMatching(ISO_MS), updated_at: expect.stringMatching(ISO_MS) });
+    expect(res.body).toEqual({
+      ...f.defaults,
+      ...f.valid(1),
+      ...(name === 'products' ? { price: '19.99' } : {}),
+      id: expect.any(Number),
+      created_at: expect.stringMatching(ISO_MS),
+      updated_at: expect.stringMatching(ISO_MS),
+    });
     expect(res.body.id).not.toBe(999999);
     expect(res.body.created_at).toBe(res.body.updated_at);
     expect(res.headers.get('location')).toBe(`/api/${name}/${res.body.id}/`);

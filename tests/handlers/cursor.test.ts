@@ -51,7 +51,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   beforeAll(async () => {
     for (let i = 0; i < 23; i++) {
       const body = f.valid(5000 + i);
-      body[f.searchFields[0]] = `${marker} ${body[f.searchFields[0]]}`;
+      body[f.searchFields[0]] = `${marker} ${body[f.searchFields[0]] as string}`;
       if (name === 'users') body.username = `${marker}${i}`;
       expect((await app.request('POST', `/api/${name}/`, { body })).status).toBe(201);
     }
@@ -86,10 +86,16 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   });
 
   const bad: [string, { given: (cursor: string) => string; want: RegExp }][] = [
-    ['a cursor altered by one character', { given: (c) => `&search=${marker}&cursor=${c.slice(0, -1)}${c.endsWith('A') ? 'B' : 'A'}`, want: /altered/ },],
+    [
+      'a cursor altered by one character',
+      { given: (c) => `&search=${marker}&cursor=${c.slice(0, -1)}${c.endsWith('A') ? 'B' : 'A'}`, want: /altered/ },
+    ],
     ['a cursor cut short', { given: (c) => `&search=${marker}&cursor=${c.slice(0, 10)}`, want: /altered/ }],
     ['a cursor from another search', { given: (c) => `&search=${marker}x&cursor=${c}`, want: /another ordering, filter or search/ }],
-    ['a cursor from another ordering', { given: (c) => `&search=${marker}&ordering=id&cursor=${c}`, want: /another ordering, filter or search/ }],
+    [
+      'a cursor from another ordering',
+      { given: (c) => `&search=${marker}&ordering=id&cursor=${c}`, want: /another ordering, filter or search/ },
+    ],
     ['a cursor with page', { given: (c) => `&search=${marker}&cursor=${c}&page=2`, want: /cannot be combined with page/ }],
   ];
   test.each(bad)('%s is 400 naming cursor', async (_n, { given, want }) => {

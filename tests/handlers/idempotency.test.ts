@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp } from '../../src/app';
 import { openDb } from '../../src/db/connection';
 import { claimKey } from '../../src/db/idempotency';
+import { dbTimestamp } from '../../src/db/time';
 import { startTestApp, type TestApp, type TestResponse } from '../helpers/app';
 import { assertMatchesContract } from '../helpers/contract';
 import { createTestDatabase, dialect, dropTestDatabase } from '../helpers/db';
@@ -33,17 +34,15 @@ async function count(f: Fixture): Promise<number> {
   return res.body.count;
 }
 
-/** The stored form of a time, as the service writes created_at (UTC, milliseconds). */
-function stamp(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
-}
-
 /** The request hash the service keys on: SHA-256 of the body as JSON with sorted keys. */
 function bodyHash(value: unknown): string {
   const canonical = (v: unknown): string => {
     if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
     if (v && typeof v === 'object') {
-      return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+      return `{${Object.keys(v)
+        .sort()
+        .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
+        .join(',')}}`;
     }
     return JSON.stringify(v);
   };
@@ -71,9 +70,7 @@ function expectKeyProblem(res: TestResponse, status: number, title: string): voi
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   expect(res.body).toMatchObject({ type: 'about:blank', title, status, detail: expect.any(String) });
   // Header names are case-insensitive; the entry must name this header and nothing else.
-  expect(res.body.errors.map((e: { field: string }) => e.field.toLowerCase())).toEqual(
-    res.body.errors.map(() => 'idempotency-key'),
-  );
+  expect(res.body.errors.map((e: { field: string }) => e.field.toLowerCase())).toEqual(res.body.errors.map(() => 'idempotency-key'));
   expect(res.body.errors.length).toBeGreaterThan(0);
 }
 
@@ -119,7 +116,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
 
   const otherBody: [string, { given: (b: Record<string, unknown>) => Record<string, unknown> }][] = [
     ['another record entirely', { given: () => f.valid(next()) }],
-    ['one value changed', { given: (b) => ({ ...b, [Object.keys(b)[0]]: `${b[Object.keys(b)[0]]}x` }) }],
+    ['one value changed', { given: (b) => ({ ...b, [Object.keys(b)[0]]: `${String(b[Object.keys(b)[0]])}x` }) }],
     ['an optional field added', { given: (b) => ({ ...b, ...f.patch }) }],
   ];
   test.each(otherBody)('the same key with a different body (%s) is 422 naming Idempotency-Key, nothing created', async (_n, { given }) => {
@@ -199,12 +196,12 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     const keys = () => app.database.db('idempotency_keys').where({ collection: name, idem_key: key });
 
     // 23 hours on, the key still holds.
-    expect(await keys().update({ created_at: stamp(Date.now() - 23 * HOUR) })).toBe(1);
+    expect(await keys().update({ created_at: dbTimestamp(Date.now() - 23 * HOUR) })).toBe(1);
     expectReplayOf(await post(f, body, key), first);
     expectKeyProblem(await post(f, f.valid(next()), key), 422, 'Unprocessable Entity');
 
     // 25 hours on, it is gone: a different body is no longer a 422 but a new create...
-    expect(await keys().update({ created_at: stamp(Date.now() - 25 * HOUR) })).toBe(1);
+    expect(await keys().update({ created_at: dbTimestamp(Date.now() - 25 * HOUR) })).toBe(1);
     const before = await count(f);
     const other = f.valid(next());
     const again = await post(f, other, key);
@@ -221,7 +218,10 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     const body = f.valid(next());
     const first = await post(f, body, key);
     expectFirst(first, f);
-    await app.database.db('idempotency_keys').where({ collection: name, idem_key: key }).update({ created_at: stamp(Date.now() - 25 * HOUR) });
+    await app.database
+      .db('idempotency_keys')
+      .where({ collection: name, idem_key: key })
+      .update({ created_at: dbTimestamp(Date.now() - 25 * HOUR) });
     const before = await count(f);
     const res = await post(f, body, key);
     expect(res.headers.get('idempotent-replayed')).toBeNull();
@@ -246,7 +246,9 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     const running = results.filter((r) => r.status === 409);
     const after = await count(f);
     // The issue's closing note reports these numbers.
-    console.log(`[${dialect}] ${name}: 20 parallel POST with one Idempotency-Key -> ${created.length} x 201 (${created.filter((r) => r.headers.get('idempotent-replayed')).length} replayed), ${running.length} x 409, other: ${results.length - created.length - running.length}; records created: ${after - before}`);
+    console.log(
+      `[${dialect}] ${name}: 20 parallel POST with one Idempotency-Key -> ${created.length} x 201 (${created.filter((r) => r.headers.get('idempotent-replayed')).length} replayed), ${running.length} x 409, other: ${results.length - created.length - running.length}; records created: ${after - before}`,
+    );
 
     expect(after - before).toBe(1);
     expect(created.length + running.length).toBe(20);
@@ -280,8 +282,14 @@ test('keys are per collection: one key creates one record in each collection', a
 describe('a create that fails gives the key up, so a retry runs it again', () => {
   const rows: [string, { f: Fixture; clash: (b: Record<string, unknown>) => Record<string, unknown>; field: string }][] = [
     ['books, a taken isbn', { f: byName.books, clash: (b) => ({ ...byName.books.valid(next()), isbn: b.isbn }), field: 'isbn' }],
-    ['users, a taken username', { f: byName.users, clash: (b) => ({ ...byName.users.valid(next()), username: b.username }), field: 'username' }],
-    ['users, a taken email in another case', { f: byName.users, clash: (b) => ({ ...byName.users.valid(next()), email: String(b.email).toUpperCase() }), field: 'email' }],
+    [
+      'users, a taken username',
+      { f: byName.users, clash: (b) => ({ ...byName.users.valid(next()), username: b.username }), field: 'username' },
+    ],
+    [
+      'users, a taken email in another case',
+      { f: byName.users, clash: (b) => ({ ...byName.users.valid(next()), email: String(b.email).toUpperCase() }), field: 'email' },
+    ],
   ];
   test.each(rows)('%s', async (_n, { f, clash, field }) => {
     const holder = await post(f, f.valid(next()));

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { apiTimestamp } from '../../src/db/time';
 import { startTestApp, type TestApp, type TestResponse } from '../helpers/app';
 import { fixtures, type Fixture } from '../helpers/fixtures';
 
@@ -106,7 +107,12 @@ function expectLink(link: string | null, f: Fixture, requestQuery: string, page:
 }
 
 /** A 200 page of `want.results` out of `want.count`, with links to the pages numbered in `want`. */
-function expectPage(res: TestResponse, f: Fixture, requestQuery: string, want: { count: number; results: Rec[]; next: number | null; previous: number | null }): void {
+function expectPage(
+  res: TestResponse,
+  f: Fixture,
+  requestQuery: string,
+  want: { count: number; results: Rec[]; next: number | null; previous: number | null },
+): void {
   expect(res.status).toBe(200);
   const { next, previous, ...rest } = res.body;
   expect(rest).toEqual({ count: want.count, results: want.results });
@@ -138,7 +144,13 @@ describe('pagination', () => {
       ['one a page, the last one', { given: { page_size: '1', page: '12' }, want: { results: [11, 12], next: null, previous: 11 } }],
       [
         `the largest page (${f.maxPageSize})`,
-        { given: { page_size: String(f.maxPageSize) }, want: f.maxPageSize < 12 ? { results: [0, f.maxPageSize], next: 2, previous: null } : { results: [0, 12], next: null, previous: null } },
+        {
+          given: { page_size: String(f.maxPageSize) },
+          want:
+            f.maxPageSize < 12
+              ? { results: [0, f.maxPageSize], next: 2, previous: null }
+              : { results: [0, 12], next: null, previous: null },
+        },
       ],
     ];
     test.each(pages)('%s', async (_n, { given, want }) => {
@@ -196,7 +208,10 @@ describe('pagination', () => {
     const links: [string, { given: string; want: Want }][] = [
       ['search and page_size', { given: `search=${m}&page_size=5&page=2`, want: { results: [5, 10], next: 3, previous: 1 } }],
       ['no page parameter', { given: `search=${m}&page_size=5`, want: { results: [0, 5], next: 2, previous: null } }],
-      ['page first, search percent-encoded', { given: `page=2&search=%20${m}%2C%09&page_size=5`, want: { results: [5, 10], next: 3, previous: 1 } }],
+      [
+        'page first, search percent-encoded',
+        { given: `page=2&search=%20${m}%2C%09&page_size=5`, want: { results: [5, 10], next: 3, previous: 1 } },
+      ],
       ['search with + for a space', { given: `page_size=5&search=${m}+&page=3`, want: { results: [10, 12], next: null, previous: 2 } }],
     ];
     test.each(links)('next and previous keep the query: %s', async (_n, { given, want }) => {
@@ -208,9 +223,18 @@ describe('pagination', () => {
     // a tracking tag): the contract keeps them in the links, so it must accept them first.
     const others: [string, { given: string; want: Want }][] = [
       ['an unrelated parameter', { given: `search=${m}&foo=bar&page_size=5&page=2`, want: { results: [5, 10], next: 3, previous: 1 } }],
-      ['an encoded unrelated parameter', { given: `note=a%26b%3Dc%20d%2B&search=${m}&page_size=5`, want: { results: [0, 5], next: 2, previous: null } }],
-      ['a repeated unrelated parameter', { given: `tag=x&search=${m}&tag=y&page_size=5&page=2`, want: { results: [5, 10], next: 3, previous: 1 } }],
-      ['an empty unrelated parameter', { given: `search=${m}&empty=&page_size=5&page=3`, want: { results: [10, 12], next: null, previous: 2 } }],
+      [
+        'an encoded unrelated parameter',
+        { given: `note=a%26b%3Dc%20d%2B&search=${m}&page_size=5`, want: { results: [0, 5], next: 2, previous: null } },
+      ],
+      [
+        'a repeated unrelated parameter',
+        { given: `tag=x&search=${m}&tag=y&page_size=5&page=2`, want: { results: [5, 10], next: 3, previous: 1 } },
+      ],
+      [
+        'an empty unrelated parameter',
+        { given: `search=${m}&empty=&page_size=5&page=3`, want: { results: [10, 12], next: null, previous: 2 } },
+      ],
     ];
     test.each(others)('next and previous keep other parameters: %s', async (_n, { given, want }) => {
       const res = await app.request('GET', `/api/${f.name}/?${given}`);
@@ -241,9 +265,13 @@ describe('pagination', () => {
       // the records times that run against their ids, nine shared by several records, shows
       // that created_at comes first and id only breaks ties.
       const stamp = (i: number) => `2001-02-03 04:05:${String(10 + ((i * 7) % 9)).padStart(2, '0')}.250`;
-      for (const [i, r] of created.entries()) await app.database.db(f.name).where({ id: r.id }).update({ created_at: stamp(i) });
+      for (const [i, r] of created.entries())
+        await app.database
+          .db(f.name)
+          .where({ id: r.id })
+          .update({ created_at: stamp(i) });
       const want = created
-        .map((r, i) => ({ ...r, created_at: `${stamp(i).replace(' ', 'T')}Z` }))
+        .map((r, i) => ({ ...r, created_at: apiTimestamp(stamp(i)) }))
         .sort((a, b) => (a.created_at === b.created_at ? b.id - a.id : a.created_at < b.created_at ? 1 : -1));
 
       const start = query({ search: m, page_size: '10' });
@@ -256,7 +284,12 @@ describe('pagination', () => {
       }
       expect(forward).toHaveLength(3);
       for (const [i, res] of forward.entries()) {
-        expectPage(res, f, start, { count: 25, results: want.slice(i * 10, i * 10 + 10), next: i < 2 ? i + 2 : null, previous: i > 0 ? i : null });
+        expectPage(res, f, start, {
+          count: 25,
+          results: want.slice(i * 10, i * 10 + 10),
+          next: i < 2 ? i + 2 : null,
+          previous: i > 0 ? i : null,
+        });
       }
 
       const back: TestResponse[] = [];
@@ -314,17 +347,32 @@ describe('search', () => {
       const [first, second] = f.searchFields;
       const P = await create(f, { [first]: holding(f, first, a, 'x'), [second]: holding(f, second, b, 'y') });
       const Q = await create(f, { [first]: holding(f, first, a, 'z') });
-      expectOnly(await search(f, given(a, b)), want.map((k) => ({ P, Q })[k]));
+      expectOnly(
+        await search(f, given(a, b)),
+        want.map((k) => ({ P, Q })[k]),
+      );
     });
 
     // Each row creates its records (in this order) in one search field, next to a marker; `want`
     // lists the indexes of those that the search (plus the marker) finds, newest first.
     const textual: [string, { given: { records: string[]; search: string }; want: number[] }][] = [
-      ['a quoted phrase matches its words in order only', { given: { records: ['red shoes', 'shoes red'], search: '"red shoes"' }, want: [0] }],
-      ['unquoted, the same words match in any order', { given: { records: ['red shoes', 'shoes red'], search: 'red shoes' }, want: [1, 0] }],
-      ['a comma inside quotes is part of the phrase', { given: { records: ['red, shoes', 'red shoes'], search: '"red, shoes"' }, want: [0] }],
+      [
+        'a quoted phrase matches its words in order only',
+        { given: { records: ['red shoes', 'shoes red'], search: '"red shoes"' }, want: [0] },
+      ],
+      [
+        'unquoted, the same words match in any order',
+        { given: { records: ['red shoes', 'shoes red'], search: 'red shoes' }, want: [1, 0] },
+      ],
+      [
+        'a comma inside quotes is part of the phrase',
+        { given: { records: ['red, shoes', 'red shoes'], search: '"red, shoes"' }, want: [0] },
+      ],
       ['an unclosed quote runs to the end', { given: { records: ['red shoes', 'shoes red'], search: '"red shoes' }, want: [0] }],
-      ['terms before an unclosed quote stay separate', { given: { records: ['big red shoes', 'red shoes big', 'shoes red big'], search: 'big "red shoes' }, want: [1, 0] }],
+      [
+        'terms before an unclosed quote stay separate',
+        { given: { records: ['big red shoes', 'red shoes big', 'shoes red big'], search: 'big "red shoes' }, want: [1, 0] },
+      ],
       ['% matches only a percent sign', { given: { records: ['50%', '500'], search: '%' }, want: [0] }],
       ['50% does not match 500', { given: { records: ['50%', '500', '5000'], search: '50%' }, want: [0] }],
       ['_ matches only an underscore', { given: { records: ['a_b', 'axb'], search: '_' }, want: [0] }],
@@ -343,7 +391,10 @@ describe('search', () => {
       const field = fieldFor(f, given.records)!;
       const records: Rec[] = [];
       for (const text of given.records) records.push(await create(f, { [field]: holding(f, field, m, text) }));
-      expectOnly(await search(f, `${m} ${given.search}`), want.map((i) => records[i]));
+      expectOnly(
+        await search(f, `${m} ${given.search}`),
+        want.map((i) => records[i]),
+      );
     });
 
     // Case folds for every alphabet on both databases; accents are not case and do not fold.
@@ -366,7 +417,9 @@ describe('search', () => {
       ['ecole does not find école', { given: { stored: 'école', search: 'ecole' }, want: false }],
     ];
     const caseRows = f.searchFields.flatMap((field) =>
-      cases.filter(([, { given }]) => holding(f, field, 'm', given.stored)).map(([n, { given, want }]) => [`${field}: ${n}`, { given: { ...given, field }, want }] as const),
+      cases
+        .filter(([, { given }]) => holding(f, field, 'm', given.stored))
+        .map(([n, { given, want }]) => [`${field}: ${n}`, { given: { ...given, field }, want }] as const),
     );
     test.each(caseRows)('%s', async (_n, { given: { field, ...given }, want }) => {
       const m = marker();
@@ -377,7 +430,9 @@ describe('search', () => {
     // The record holds `m` in every search field and nothing else there (no digits, no
     // unsearched text), so only a search of the wrong fields could find it by the other words.
     type Unsearched = [string, { given: (r: Rec, u: string) => string; want: boolean }];
-    const unsearchedText: Unsearched[] = f.unsearchedText ? [[`the text of ${f.unsearchedText}`, { given: (_r, u) => u, want: false }]] : [];
+    const unsearchedText: Unsearched[] = f.unsearchedText
+      ? [[`the text of ${f.unsearchedText}`, { given: (_r, u) => u, want: false }]]
+      : [];
     const unsearched: Unsearched[] = [
       ['its marker (the control)', { given: (r) => r.marker, want: true }],
       ...unsearchedText,
@@ -410,7 +465,10 @@ describe('search', () => {
       const res = await list(f, { search: given, page_size: '5' });
       expect(res.status).toBe(200);
       expect(res.body.count).toBeGreaterThan(0);
-      expect({ count: res.body.count, results: res.body.results }).toEqual({ count: unfiltered.body.count, results: unfiltered.body.results });
+      expect({ count: res.body.count, results: res.body.results }).toEqual({
+        count: unfiltered.body.count,
+        results: unfiltered.body.results,
+      });
     });
 
     // The limit counts characters: an emoji is one, though it is two UTF-16 units and four bytes.

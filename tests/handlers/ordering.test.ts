@@ -158,7 +158,7 @@ function sorted(records: Rec[], ordering: string, kinds: Record<string, Kind>): 
 }
 
 function list(f: Fixture, params: Record<string, string>): Promise<TestResponse> {
-  return app.request('GET', `/api/${f.name}/?${new URLSearchParams(params)}`);
+  return app.request('GET', `/api/${f.name}/?${new URLSearchParams(params).toString()}`);
 }
 
 function pathOf(link: string): string {
@@ -215,7 +215,11 @@ describe.each(cases.map((c) => [c.f.name, c] as const))('%s', (name, c) => {
 
   test('the dataset is what the expectations assume (ids ascend in creation order)', () => {
     expect(records.map((r) => r.id)).toEqual([...records.map((r) => r.id)].sort((a, b) => a - b));
-    expect(sorted(records, 'updated_at', kinds).slice(-2).map((r) => r.id)).toEqual([records[2].id, records[0].id]);
+    expect(
+      sorted(records, 'updated_at', kinds)
+        .slice(-2)
+        .map((r) => r.id),
+    ).toEqual([records[2].id, records[0].id]);
   });
 
   const singles: [string, { given: string }][] = Object.keys(kinds).flatMap((field) => [

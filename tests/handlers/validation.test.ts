@@ -124,9 +124,11 @@ async function write(method: Method, name: Name, build: (base: Body) => RequestO
   return { res, target, nothingChanged: async () => expect(await fetchRecord(name, target.id)).toEqual(target) };
 }
 
-const withFields = (fields: Body, omit: readonly string[] = []) => (base: Body): RequestOptions => ({
-  body: { ...without(base, omit), ...fields },
-});
+const withFields =
+  (fields: Body, omit: readonly string[] = []) =>
+  (base: Body): RequestOptions => ({
+    body: { ...without(base, omit), ...fields },
+  });
 
 /** The write succeeded, answered `fields` and stored them: a GET answers the same record. */
 async function expectSaved(a: Attempt, method: Method, name: Name, fields: Body): Promise<any> {
@@ -167,8 +169,22 @@ const lengthRows = (collection: Name, field: string, max: number, ch = E): Field
   bad(collection, field, 'a'.repeat(max + 1)),
 ];
 const DATE_OK = ['1937-09-21', '2024-02-29', '1000-01-01', '9999-12-31'];
-const DATE_BAD = ['2026-02-30', '2023-02-29', '2026-13-01', '2026-00-10', '2026-01-00', '26-01-01', '0999-01-01',
-  '2026-01-01T00:00:00Z', '2026-01-01T00:00:00.000Z', '2026-1-1', '20260101', '2026/01/01', ' 2026-01-01', ''];
+const DATE_BAD = [
+  '2026-02-30',
+  '2023-02-29',
+  '2026-13-01',
+  '2026-00-10',
+  '2026-01-00',
+  '26-01-01',
+  '0999-01-01',
+  '2026-01-01T00:00:00Z',
+  '2026-01-01T00:00:00.000Z',
+  '2026-1-1',
+  '20260101',
+  '2026/01/01',
+  ' 2026-01-01',
+  '',
+];
 const STATUSES = ['todo', 'in_progress', 'done'];
 const PRIORITIES = ['low', 'medium', 'high'];
 
@@ -189,7 +205,9 @@ const FIELD_ROWS: FieldRow[] = [
   ok('products', 'price', '19.99'),
   ok('products', 'price', '12345678.91'),
   ok('products', 'price', '99999999.99'),
-  ...['-1', '-0.01', '1.234', '0.001', '100000000', '100000000.00', '1e3', ' 1', '1 ', '1,00', 'abc', ''].map((v) => bad('products', 'price', v)),
+  ...['-1', '-0.01', '1.234', '0.001', '100000000', '100000000.00', '1e3', ' 1', '1 ', '1,00', 'abc', ''].map((v) =>
+    bad('products', 'price', v),
+  ),
   bad('products', 'price', 19.99),
   bad('products', 'price', 0),
   ok('products', 'stock', 0),
@@ -202,21 +220,45 @@ const FIELD_ROWS: FieldRow[] = [
   ...lengthRows('books', 'genre', 50),
   ok('books', 'genre', ''),
   ...['012345678X', '0123456789', '9780306406157', '0000000000000'].map((v) => ok('books', 'isbn', v)),
-  ...['012345678', '01234567890', '012345678901', '01234567890123', '012345678x', 'X123456789', '0-306-40615-2',
-    '978-0-306-40615-7', '978 0306406157', ' 0123456789', '0123456789 ', '٠١٢٣٤٥٦٧٨٩', ''].map((v) => bad('books', 'isbn', v)),
+  ...[
+    '012345678',
+    '01234567890',
+    '012345678901',
+    '01234567890123',
+    '012345678x',
+    'X123456789',
+    '0-306-40615-2',
+    '978-0-306-40615-7',
+    '978 0306406157',
+    ' 0123456789',
+    '0123456789 ',
+    '٠١٢٣٤٥٦٧٨٩',
+    '',
+  ].map((v) => bad('books', 'isbn', v)),
   ...DATE_OK.map((v) => ok('books', 'published_date', v)),
   ok('books', 'published_date', null),
   ...DATE_BAD.map((v) => bad('books', 'published_date', v)),
 
   ...lengthRows('users', 'username', 150, HAN),
   ...['José', 'Jose\u0301', 'Ünïcødé', '用户名', 'ada.lovelace', 'a.b+c-d_e@f', '12345', '_', 'Ada'].map((v) => ok('users', 'username', v)),
-  ...['john doe', ' john', 'john!', 'a/b', 'a\\b', 'a#b', 'a,b', "o'neil", E, 'tab\tname', 'a\u0000b'].map((v) => bad('users', 'username', v)),
+  ...['john doe', ' john', 'john!', 'a/b', 'a\\b', 'a#b', 'a,b', "o'neil", E, 'tab\tname', 'a\u0000b'].map((v) =>
+    bad('users', 'username', v),
+  ),
   ok('users', 'email', 'ada@example.com'),
   ok('users', 'email', 'Ada.Lovelace+tag@Example.co.uk'),
   ok('users', 'email', emailOf(254, 1)),
   bad('users', 'email', emailOf(255, 2)),
-  ...['not-an-email', 'a@b', 'ada @example.com', ' ada@example.com', 'ada@example.com ', 'ada@exa mple.com', '@example.com',
-    'ada@', 'ada@@example.com'].map((v) => bad('users', 'email', v)),
+  ...[
+    'not-an-email',
+    'a@b',
+    'ada @example.com',
+    ' ada@example.com',
+    'ada@example.com ',
+    'ada@exa mple.com',
+    '@example.com',
+    'ada@',
+    'ada@@example.com',
+  ].map((v) => bad('users', 'email', v)),
   ...lengthRows('users', 'first_name', 150, G),
   ...lengthRows('users', 'last_name', 150),
   ok('users', 'first_name', ''),
@@ -241,7 +283,10 @@ describe.each(METHODS)('field rules on %s', (method) => {
       return;
     }
     expectProblem(a.res, 400, [given.field]);
-    const messages = (a.res.body.errors as { field: string; message: string }[]).filter((e) => e.field === given.field).map((e) => e.message).join(' | ');
+    const messages = (a.res.body.errors as { field: string; message: string }[])
+      .filter((e) => e.field === given.field)
+      .map((e) => e.message)
+      .join(' | ');
     // An enum's error lists what is allowed, so that a client can fix the request without the docs.
     for (const word of want.mentions ?? []) expect(messages).toContain(word);
     await a.nothingChanged();
@@ -291,9 +336,17 @@ describe.each(perCollection)('%s: required fields', (name) => {
   // required fields, and everywhere a missing field plus an unknown property.
   const twoProblemRows = whole.flatMap((method) => [
     ...(required.length >= 2
-      ? [[`${method} without ${required[0]} and ${required[1]}`, { given: { method, omit: required.slice(0, 2), extra: {} }, want: required.slice(0, 2) }] as const]
+      ? [
+          [
+            `${method} without ${required[0]} and ${required[1]}`,
+            { given: { method, omit: required.slice(0, 2), extra: {} }, want: required.slice(0, 2) },
+          ] as const,
+        ]
       : []),
-    [`${method} without ${required[0]} and with an unknown property`, { given: { method, omit: [required[0]], extra: { colour: 'red' } }, want: [required[0], 'colour'] }] as const,
+    [
+      `${method} without ${required[0]} and with an unknown property`,
+      { given: { method, omit: [required[0]], extra: { colour: 'red' } }, want: [required[0], 'colour'] },
+    ] as const,
     [`${method} with an empty object`, { given: { method, omit: required, extra: {} }, want: required }] as const,
   ]);
 
@@ -305,7 +358,9 @@ describe.each(perCollection)('%s: required fields', (name) => {
   });
 
   // The empty string is a string, so the type check alone would let it through.
-  const emptyRows = METHODS.flatMap((method) => required.map((field) => [`${method} with ${field} = ""`, { given: { method, field }, want: 400 }] as const));
+  const emptyRows = METHODS.flatMap((method) =>
+    required.map((field) => [`${method} with ${field} = ""`, { given: { method, field }, want: 400 }] as const),
+  );
   test.each(emptyRows)('%s: 400 naming the field', async (_label, { given, want }) => {
     const a = await write(given.method, name, withFields({ [given.field]: '' }));
     expectProblem(a.res, want, [given.field]);
@@ -357,16 +412,23 @@ describe.each(perCollection.filter(([, f]) => Object.keys(f.defaults).length))('
 // ---------------------------------------------------------------------------------------------
 
 describe.each(perCollection)('%s: read-only and unknown properties', (name, f) => {
-  const readOnlyRows = METHODS.flatMap((method) => [
-    [`${method} ignores id, created_at and updated_at of another record`, { given: { method, kind: 'other' as const }, want: SUCCESS[method] }],
-    [`${method} ignores read-only fields of the wrong type`, { given: { method, kind: 'nonsense' as const }, want: SUCCESS[method] }],
-  ] as const);
+  const readOnlyRows = METHODS.flatMap(
+    (method) =>
+      [
+        [
+          `${method} ignores id, created_at and updated_at of another record`,
+          { given: { method, kind: 'other' as const }, want: SUCCESS[method] },
+        ],
+        [`${method} ignores read-only fields of the wrong type`, { given: { method, kind: 'nonsense' as const }, want: SUCCESS[method] }],
+      ] as const,
+  );
 
   test.each(readOnlyRows)('%s', async (_label, { given, want }) => {
     const other = await create(name);
-    const readOnly = given.kind === 'other'
-      ? { id: other.id, created_at: '2000-01-01T00:00:00.000Z', updated_at: '2000-01-01T00:00:00.000Z' }
-      : { id: 'not an id', created_at: 42, updated_at: null };
+    const readOnly =
+      given.kind === 'other'
+        ? { id: other.id, created_at: '2000-01-01T00:00:00.000Z', updated_at: '2000-01-01T00:00:00.000Z' }
+        : { id: 'not an id', created_at: 42, updated_at: null };
     const a = await write(given.method, name, (base) => ({ body: { ...base, ...(given.method === 'PATCH' ? f.patch : {}), ...readOnly } }));
     expect(a.res.status).toBe(want);
     const rec = a.res.body;
@@ -399,7 +461,9 @@ describe.each(perCollection)('%s: read-only and unknown properties', (name, f) =
   const first = requiredOf(name)[0];
   const capitalised = first[0].toUpperCase() + first.slice(1);
   const unknownRows = METHODS.flatMap((method) =>
-    ['colour', 'createdAt', 'ID', capitalised, 'extra.field', ''].map((prop) => [`${method} with unknown property ${JSON.stringify(prop)}`, { given: { method, prop }, want: [prop] }] as const),
+    ['colour', 'createdAt', 'ID', capitalised, 'extra.field', ''].map(
+      (prop) => [`${method} with unknown property ${JSON.stringify(prop)}`, { given: { method, prop }, want: [prop] }] as const,
+    ),
   );
   test.each(unknownRows)('%s: 400 naming it', async (_label, { given, want }) => {
     const a = await write(given.method, name, withFields({ [given.prop]: 'x' }));
@@ -409,7 +473,9 @@ describe.each(perCollection)('%s: read-only and unknown properties', (name, f) =
 
   // Sent as raw text: a JS object literal would not carry __proto__ as a property.
   test.each(METHODS)('%s with a "__proto__" property: 400 naming it', async (method) => {
-    const a = await write(method, name, (base) => ({ raw: `{"__proto__":{"admin":true}${Object.keys(base).length ? ',' : ''}${JSON.stringify(base).slice(1)}` }));
+    const a = await write(method, name, (base) => ({
+      raw: `{"__proto__":{"admin":true}${Object.keys(base).length ? ',' : ''}${JSON.stringify(base).slice(1)}`,
+    }));
     expectProblem(a.res, 400, ['__proto__']);
     await a.nothingChanged();
   });
@@ -448,7 +514,9 @@ describe.each(perCollection)('%s: bodies that are not a JSON object', (name, f) 
     ['text after the object', { given: '{"title": "x"}}', want: 400 }],
     ['a raw control character in a string', { given: '{"title": "a\u0001b"}', want: 400 }],
   ];
-  const rows = METHODS.flatMap((method) => [...NOT_OBJECT, ...MALFORMED].map(([label, c]) => [`${method} with ${label}`, { ...c, method }] as const));
+  const rows = METHODS.flatMap((method) =>
+    [...NOT_OBJECT, ...MALFORMED].map(([label, c]) => [`${method} with ${label}`, { ...c, method }] as const),
+  );
 
   test.each(rows)('%s: 400 problem', async (_label, { given, want, method }) => {
     const a = await write(method, name, () => ({ raw: given }));
@@ -476,7 +544,11 @@ describe.each(perCollection)('%s: Unicode', (name) => {
     ['a high surrogate at the end', 'abc\\ud83d'],
   ];
   const surrogateRows = METHODS.flatMap((method) =>
-    stringFields.flatMap((field) => SURROGATES.map(([label, escaped]) => [`${method} ${field} with ${label}`, { given: { method, field, escaped }, want: [field] }] as const)),
+    stringFields.flatMap((field) =>
+      SURROGATES.map(
+        ([label, escaped]) => [`${method} ${field} with ${label}`, { given: { method, field, escaped }, want: [field] }] as const,
+      ),
+    ),
   );
   test.each(surrogateRows)('%s: 400 naming the field, nothing stored', async (_label, { given, want }) => {
     const a = await write(given.method, name, (base) => ({ raw: rawWith(base, given.field, given.escaped) }));
@@ -492,7 +564,9 @@ describe.each(perCollection)('%s: Unicode', (name) => {
   });
 
   // The spec bars NUL from text (it cuts strings short in C-based tools that records go to).
-  const nulRows = METHODS.flatMap((method) => text.map((field) => [`${method} ${field}`, { given: { method, field, value: 'a\u0000b\u0000' }, want: [field] }] as const));
+  const nulRows = METHODS.flatMap((method) =>
+    text.map((field) => [`${method} ${field}`, { given: { method, field, value: 'a\u0000b\u0000' }, want: [field] }] as const),
+  );
   test.each(nulRows)('%s: a NUL character is 400 naming the field, nothing stored', async (_label, { given, want }) => {
     const a = await write(given.method, name, withFields({ [given.field]: given.value }));
     expectProblem(a.res, 400, want);
@@ -523,13 +597,31 @@ const UNIQUE_ROWS: [string, UniqueCase][] = [
   ['users.username', { given: { collection: 'users', field: 'username', taken: 'ada', sent: 'ada' }, want: 409 }],
   ['users.username, non-ASCII', { given: { collection: 'users', field: 'username', taken: 'José', sent: 'José' }, want: 409 }],
   ['users.email', { given: { collection: 'users', field: 'email', taken: 'ada@example.com', sent: 'ada@example.com' }, want: 409 }],
-  ['users.email in other case', { given: { collection: 'users', field: 'email', taken: 'ada@example.com', sent: 'Ada@Example.com' }, want: 409 }],
-  ['users.email in upper case', { given: { collection: 'users', field: 'email', taken: 'Ada@Example.com', sent: 'ADA@EXAMPLE.COM' }, want: 409 }],
+  [
+    'users.email in other case',
+    { given: { collection: 'users', field: 'email', taken: 'ada@example.com', sent: 'Ada@Example.com' }, want: 409 },
+  ],
+  [
+    'users.email in upper case',
+    { given: { collection: 'users', field: 'email', taken: 'Ada@Example.com', sent: 'ADA@EXAMPLE.COM' }, want: 409 },
+  ],
   // The field is named from the database's error; a value that looks like another field's index
   // or column name must not make the answer name that other field.
-  ['users.email that mentions the username index', { given: { collection: 'users', field: 'email', taken: 'users_username_unique@example.com', sent: 'users_username_unique@example.com' }, want: 409 }],
-  ['users.email that mentions the username column', { given: { collection: 'users', field: 'email', taken: 'users.username@example.com', sent: 'users.username@example.com' }, want: 409 }],
-  ['users.username that mentions the email column', { given: { collection: 'users', field: 'username', taken: 'users.email', sent: 'users.email' }, want: 409 }],
+  [
+    'users.email that mentions the username index',
+    {
+      given: { collection: 'users', field: 'email', taken: 'users_username_unique@example.com', sent: 'users_username_unique@example.com' },
+      want: 409,
+    },
+  ],
+  [
+    'users.email that mentions the username column',
+    { given: { collection: 'users', field: 'email', taken: 'users.username@example.com', sent: 'users.username@example.com' }, want: 409 },
+  ],
+  [
+    'users.username that mentions the email column',
+    { given: { collection: 'users', field: 'username', taken: 'users.email', sent: 'users.email' }, want: 409 },
+  ],
 ];
 
 describe.each(METHODS)('uniqueness on %s', (method) => {
@@ -553,9 +645,18 @@ describe('values that do not conflict', () => {
     // The contract makes email unique "case-insensitive" and username only "unique": usernames
     // that differ in case are different usernames.
     ['usernames differing only in case', { given: { collection: 'users', field: 'username', first: 'Grace', second: 'grace' }, want: 201 }],
-    ['usernames differing only in an accent', { given: { collection: 'users', field: 'username', first: 'Jose', second: 'José' }, want: 201 }],
-    ['emails differing in one character', { given: { collection: 'users', field: 'email', first: 'a-b@example.com', second: 'ab@example.com' }, want: 201 }],
-    ['ISBN-10 and ISBN-13 with the same digits', { given: { collection: 'books', field: 'isbn', first: '0306406152', second: '0000306406152' }, want: 201 }],
+    [
+      'usernames differing only in an accent',
+      { given: { collection: 'users', field: 'username', first: 'Jose', second: 'José' }, want: 201 },
+    ],
+    [
+      'emails differing in one character',
+      { given: { collection: 'users', field: 'email', first: 'a-b@example.com', second: 'ab@example.com' }, want: 201 },
+    ],
+    [
+      'ISBN-10 and ISBN-13 with the same digits',
+      { given: { collection: 'books', field: 'isbn', first: '0306406152', second: '0000306406152' }, want: 201 },
+    ],
   ])('%s: both are created', async (_label, { given, want }) => {
     const { collection, field, first, second } = given;
     await create(collection, { ...byName[collection].valid(next()), [field]: first });
@@ -567,11 +668,23 @@ describe('values that do not conflict', () => {
 
   const own: [string, { given: { collection: Name; method: 'PUT' | 'PATCH'; field: string; value: string }; want: number }][] = [
     ['PUT a book with its own isbn', { given: { collection: 'books', method: 'PUT', field: 'isbn', value: '9780201633610' }, want: 200 }],
-    ['PATCH a book with its own isbn', { given: { collection: 'books', method: 'PATCH', field: 'isbn', value: '9780201633610' }, want: 200 }],
+    [
+      'PATCH a book with its own isbn',
+      { given: { collection: 'books', method: 'PATCH', field: 'isbn', value: '9780201633610' }, want: 200 },
+    ],
     ['PUT a user with its own username', { given: { collection: 'users', method: 'PUT', field: 'username', value: 'hopper' }, want: 200 }],
-    ['PATCH a user with its own username', { given: { collection: 'users', method: 'PATCH', field: 'username', value: 'hopper' }, want: 200 }],
-    ['PATCH a user with its own email in other case', { given: { collection: 'users', method: 'PATCH', field: 'email', value: 'Hopper@Example.com' }, want: 200 }],
-    ['PUT a user with its own email in other case', { given: { collection: 'users', method: 'PUT', field: 'email', value: 'HOPPER@example.com' }, want: 200 }],
+    [
+      'PATCH a user with its own username',
+      { given: { collection: 'users', method: 'PATCH', field: 'username', value: 'hopper' }, want: 200 },
+    ],
+    [
+      'PATCH a user with its own email in other case',
+      { given: { collection: 'users', method: 'PATCH', field: 'email', value: 'Hopper@Example.com' }, want: 200 },
+    ],
+    [
+      'PUT a user with its own email in other case',
+      { given: { collection: 'users', method: 'PUT', field: 'email', value: 'HOPPER@example.com' }, want: 200 },
+    ],
   ];
   // A record never conflicts with itself.
   test.each(own)('%s: 200', async (_label, { given, want }) => {
@@ -613,18 +726,34 @@ describe('concurrent creates', () => {
     expect(await count(name)).toBe(before + 20);
   });
 
-  const RACES: [string, { given: { collection: Name; field: string; values: string[] }; want: { created: number; conflicts: number } }][] = [
-    ['10 books with the same isbn', { given: { collection: 'books', field: 'isbn', values: Array(10).fill('9781718500457') }, want: { created: 1, conflicts: 9 } }],
-    ['10 users with the same username', { given: { collection: 'users', field: 'username', values: Array(10).fill('racer') }, want: { created: 1, conflicts: 9 } }],
-    ['10 users with the same email in different cases', {
-      given: { collection: 'users', field: 'email', values: Array.from({ length: 10 }, (_, i) => (i % 2 ? 'RACE@example.com' : 'race@Example.com')) },
-      want: { created: 1, conflicts: 9 },
-    }],
-  ];
+  const RACES: [string, { given: { collection: Name; field: string; values: string[] }; want: { created: number; conflicts: number } }][] =
+    [
+      [
+        '10 books with the same isbn',
+        { given: { collection: 'books', field: 'isbn', values: Array(10).fill('9781718500457') }, want: { created: 1, conflicts: 9 } },
+      ],
+      [
+        '10 users with the same username',
+        { given: { collection: 'users', field: 'username', values: Array(10).fill('racer') }, want: { created: 1, conflicts: 9 } },
+      ],
+      [
+        '10 users with the same email in different cases',
+        {
+          given: {
+            collection: 'users',
+            field: 'email',
+            values: Array.from({ length: 10 }, (_, i) => (i % 2 ? 'RACE@example.com' : 'race@Example.com')),
+          },
+          want: { created: 1, conflicts: 9 },
+        },
+      ],
+    ];
   test.each(RACES)('%s: exactly one is created, the others get 409', async (_label, { given, want }) => {
     const { collection, field, values } = given;
     const before = await count(collection);
-    const results = await Promise.all(values.map((v) => app.request('POST', `/api/${collection}/`, { body: { ...byName[collection].valid(next()), [field]: v } })));
+    const results = await Promise.all(
+      values.map((v) => app.request('POST', `/api/${collection}/`, { body: { ...byName[collection].valid(next()), [field]: v } })),
+    );
     for (const r of results) if (r.status === 201) made.push([collection, r.body.id]);
     const statuses = results.map((r) => r.status).sort();
     expect(statuses).toEqual([...Array(want.created).fill(201), ...Array(want.conflicts).fill(409)]);

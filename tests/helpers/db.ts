@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDatabaseUrl, type DatabaseConfig, type PoolConfig } from '../../src/config';
-import { applyQueryTimeout, type DbLog, ensureMysqlDatabase, openDb, type Db } from '../../src/db/connection';
+import { withQueryTimeout, type DbLog, ensureMysqlDatabase, openDb, type Db } from '../../src/db/connection';
 import { migrateDatabase } from '../../src/db/migrations';
 
 export const dialect: 'mysql' | 'sqlite' = process.env.TEST_DB === 'mysql' ? 'mysql' : 'sqlite';
@@ -26,8 +26,8 @@ export async function createTestDatabase(pool?: PoolConfig, log?: DbLog): Promis
   const config = freshConfig();
   await ensureMysqlDatabase(config);
   await migrateDatabase(config, log);
-  const db = openDb(config, pool, log);
-  if (pool) applyQueryTimeout(db, pool.queryTimeoutMs);
+  const opened = openDb(config, pool, log);
+  const db = pool ? withQueryTimeout(opened, pool.queryTimeoutMs) : opened;
   return { config, db, drop: () => dropTestDatabase(config, db) };
 }
 

@@ -1,9 +1,18 @@
+import type { OpenAPIV3 } from 'openapi-types';
+import { rowSource } from '../../scripts/seed/data';
+import { type Collection, collections, operationIds } from '../../src/collections';
+import { recordColumns, writeSchema } from '../../src/db/tables';
+import { loadSpec } from '../../src/spec';
+import { deref } from './fuzz/spec';
+
 /**
  * One valid body per collection, plus what each collection's contract says about search and
- * uniqueness, so that tests can loop over all five. `unique` makes unique fields distinct.
+ * uniqueness, so that tests can loop over all of them. The lists come from the collection
+ * declarations and the spec; bodies are hand-written for the five (readable in failures) and
+ * generated from the seed's rows for any collection added since.
  */
 export interface Fixture {
-  name: 'posts' | 'products' | 'books' | 'users' | 'tasks';
+  name: string;
   /** A valid create body; `n` makes unique fields (and text) distinct. */
   valid(n: number): Record<string, unknown>;
   /** The defaults of optional fields, as a created record shows them. */
@@ -19,56 +28,84 @@ export interface Fixture {
 
 const isbn13 = (n: number) => String(9780000000000 + n);
 
-export const fixtures: Fixture[] = [
-  {
-    name: 'posts',
-    valid: (n) => ({ title: `Post ${n}`, content: `Content of post ${n}`, author: `author${n}` }),
-    defaults: {},
-    patch: { title: 'Patched title' },
-    searchFields: ['title', 'content'],
-    unsearchedText: 'author',
-    uniqueFields: [],
-    maxPageSize: 10,
-  },
-  {
-    name: 'products',
-    valid: (n) => ({ name: `Product ${n}`, price: '19.99' }),
-    defaults: { description: '', stock: 0 },
-    patch: { price: '5', stock: 3 },
-    searchFields: ['name', 'description'],
-    uniqueFields: [],
-    maxPageSize: 100,
-  },
-  {
-    name: 'books',
-    valid: (n) => ({ title: `Book ${n}`, author: `Writer ${n}`, isbn: isbn13(n) }),
-    defaults: { genre: '', published_date: null },
-    patch: { genre: 'Fantasy', published_date: '1937-09-21' },
-    searchFields: ['title', 'author'],
-    unsearchedText: 'genre',
-    uniqueFields: ['isbn'],
-    maxPageSize: 100,
-  },
-  {
-    name: 'users',
-    valid: (n) => ({ username: `user${n}`, email: `user${n}@example.com` }),
-    defaults: { first_name: '', last_name: '' },
-    patch: { first_name: 'Ada', last_name: 'Lovelace' },
-    searchFields: ['username', 'email'],
-    unsearchedText: 'first_name',
-    uniqueFields: ['username', 'email'],
-    maxPageSize: 100,
-  },
-  {
-    name: 'tasks',
-    valid: (n) => ({ title: `Task ${n}` }),
-    defaults: { description: '', status: 'todo', priority: 'medium', due_date: null },
-    patch: { status: 'done', priority: 'high', due_date: '2026-12-01' },
-    searchFields: ['title', 'description'],
-    uniqueFields: [],
-    maxPageSize: 100,
-  },
-];
+type HandWritten = Pick<Fixture, 'valid' | 'patch' | 'unsearchedText'>;
 
-/** The text field that a search test writes into, per collection (the first search field). */
-export const byName = Object.fromEntries(fixtures.map((f) => [f.name, f])) as Record<Fixture['name'], Fixture>;
+const HAND_WRITTEN: Record<string, HandWritten> = {
+  posts: {
+    valid: (n) => ({ title: `Post ${n}`, content: `Content of post ${n}`, author: `author${n}` }),
+    patch: { title: 'Patched title' },
+    unsearchedText: 'author',
+  },
+  products: {
+    valid: (n) => ({ name: `Product ${n}`, price: '19.99' }),
+    patch: { price: '5', stock: 3 },
+  },
+  books: {
+    valid: (n) => ({ title: `Book ${n}`, author: `Writer ${n}`, isbn: isbn13(n) }),
+    patch: { genre: 'Fantasy', published_date: '1937-09-21' },
+    unsearchedText: 'genre',
+  },
+  users: {
+    valid: (n) => ({ username: `user${n}`, email: `user${n}@example.com` }),
+    patch: { first_name: 'Ada', last_name: 'Lovelace' },
+    unsearchedText: 'first_name',
+  },
+  tasks: {
+    valid: (n) => ({ title: `Task ${n}` }),
+    patch: { status: 'done', priority: 'high', due_date: '2026-12-01' },
+  },
+};
+
+const spec = loadSpec();
+
+/** A collection added after the five: bodies from the seed's generated rows. */
+function generated(c: Collection): HandWritten {
+  const source = rowSource(c.name, 1_000_000, 7);
+  const fields = recordColumns(spec, c);
+  // Free text only: an enumerated field is a varchar too, but cannot hold a marker.
+  const props = (writeSchema(spec, c).properties ?? {}) as Record<string, OpenAPIV3.SchemaObject>;
+  const text = fields.find(
+    (f) =>
+      (f.kind === 'varchar' || f.kind === 'text') &&
+      !f.unique &&
+      !f.fold &&
+      !props[f.name].enum &&
+      !(c.searchFields as readonly string[]).includes(f.name),
+  );
+  return {
+    valid: (n) => Object.fromEntries(fields.map((f) => [f.name, source.row(n)[source.columns.indexOf(f.name)]])),
+    patch: { [c.searchFields[0]]: 'Patched' },
+    unsearchedText: text?.name,
+  };
+}
+
+function maxPageSize(c: Collection): number {
+  const list = Object.values(spec.paths[`/api/${c.name}/`] ?? {}).find(
+    (op) => (op as OpenAPIV3.OperationObject).operationId === operationIds(c).list,
+  );
+  const params = deref((list as OpenAPIV3.OperationObject).parameters ?? [], spec) as OpenAPIV3.ParameterObject[];
+  return (params.find((p) => p.name === 'page_size')!.schema as OpenAPIV3.SchemaObject).maximum!;
+}
+
+/** Optional fields' defaults, as a created record shows them. */
+function defaults(c: Collection): Record<string, unknown> {
+  const write = writeSchema(spec, c);
+  const props = (write.properties ?? {}) as Record<string, OpenAPIV3.SchemaObject>;
+  return Object.fromEntries(
+    recordColumns(spec, c)
+      .filter((f) => !(write.required ?? []).includes(f.name))
+      .map((f) => [f.name, props[f.name].default ?? null]),
+  );
+}
+
+export const fixtures: Fixture[] = collections.map((c) => ({
+  name: c.name,
+  ...(HAND_WRITTEN[c.name] ?? generated(c)),
+  defaults: defaults(c),
+  searchFields: [...c.searchFields],
+  uniqueFields: [...c.uniqueFields],
+  maxPageSize: maxPageSize(c),
+}));
+
+/** The fixtures by collection name. */
+export const byName = Object.fromEntries(fixtures.map((f) => [f.name, f])) as Record<string, Fixture>;

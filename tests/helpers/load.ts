@@ -5,6 +5,7 @@ export interface Call {
   method: string;
   path: string;
   body?: unknown;
+  headers?: Record<string, string>;
 }
 
 /** What became of one request: an answer (checked against the spec) or a network error. */
@@ -25,7 +26,7 @@ export interface Outcome {
 export async function send(url: string, agent: Agent, call: Call, requestId: string): Promise<Outcome> {
   const started = Date.now();
   const payload = call.body === undefined ? undefined : JSON.stringify(call.body);
-  const headers: Record<string, string> = { 'x-request-id': requestId };
+  const headers: Record<string, string> = { ...call.headers, 'x-request-id': requestId };
   if (payload !== undefined) headers['content-type'] = 'application/json';
   const outcome: Outcome = { requestId, call, started, ended: started };
   try {

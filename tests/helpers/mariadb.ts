@@ -1,9 +1,9 @@
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { createConnection, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { accepts, freePort } from '../../scripts/lib/ports';
 
 export const MARIADBD = '/usr/sbin/mariadbd';
 const INSTALL_DB = '/usr/bin/mariadb-install-db';
@@ -39,7 +39,11 @@ export async function startPrivateMariadb(): Promise<PrivateMariadb> {
   const dir = mkdtempSync(join(tmpdir(), 'records-mariadb-'));
   const datadir = join(dir, 'data');
   await promisify(execFile)(INSTALL_DB, [
-    '--no-defaults', `--datadir=${datadir}`, '--auth-root-authentication-method=normal', '--skip-test-db', '--user=root',
+    '--no-defaults',
+    `--datadir=${datadir}`,
+    '--auth-root-authentication-method=normal',
+    '--skip-test-db',
+    '--user=root',
   ]);
   const port = await freePort();
   let child: ChildProcess | undefined;
@@ -47,12 +51,25 @@ export async function startPrivateMariadb(): Promise<PrivateMariadb> {
 
   async function start(): Promise<void> {
     log = '';
-    const c = spawn(MARIADBD, [
-      '--no-defaults', `--datadir=${datadir}`, `--port=${port}`, `--socket=${join(dir, 'mysqld.sock')}`,
-      `--pid-file=${join(dir, 'mysqld.pid')}`, '--skip-networking=0', '--bind-address=127.0.0.1', '--user=root',
-      '--innodb-buffer-pool-size=16M', '--innodb-log-file-size=8M', '--skip-log-bin', '--max-connections=200',
-    ], { stdio: ['ignore', 'ignore', 'pipe'] });
-    c.stderr!.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
+    const c = spawn(
+      MARIADBD,
+      [
+        '--no-defaults',
+        `--datadir=${datadir}`,
+        `--port=${port}`,
+        `--socket=${join(dir, 'mysqld.sock')}`,
+        `--pid-file=${join(dir, 'mysqld.pid')}`,
+        '--skip-networking=0',
+        '--bind-address=127.0.0.1',
+        '--user=root',
+        '--innodb-buffer-pool-size=16M',
+        '--innodb-log-file-size=8M',
+        '--skip-log-bin',
+        '--max-connections=200',
+      ],
+      { stdio: ['ignore', 'ignore', 'pipe'] },
+    );
+    c.stderr.setEncoding('utf8').on('data', (chunk: string) => (log += chunk));
     child = c;
     const deadline = Date.now() + 30000;
     while (!(await accepts(port))) {
@@ -84,23 +101,4 @@ export async function startPrivateMariadb(): Promise<PrivateMariadb> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
-}
-
-function accepts(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port });
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => resolve(false));
-  });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }

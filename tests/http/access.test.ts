@@ -14,16 +14,51 @@ describe('bearer tokens (API_TOKENS)', () => {
   });
   afterAll(() => app.close());
 
-  test.each<[string, { given: { method: string; path: string; headers?: Record<string, string> }; want: { status: number; challenge?: string } }]>([
+  test.each<
+    [string, { given: { method: string; path: string; headers?: Record<string, string> }; want: { status: number; challenge?: string } }]
+  >([
     ['no Authorization', { given: { method: 'GET', path: '/api/posts/' }, want: { status: 401, challenge: 'Bearer realm="records"' } }],
-    ['another scheme', { given: { method: 'GET', path: '/api/posts/', headers: { authorization: `Basic ${TOKEN}` } }, want: { status: 401, challenge: 'Bearer realm="records"' } }],
-    ['a wrong token', { given: { method: 'GET', path: '/api/posts/', headers: { authorization: `Bearer ${TOKEN.slice(0, -1)}x` } }, want: { status: 401, challenge: 'Bearer realm="records", error="invalid_token"' } }],
-    ['a token of another length', { given: { method: 'GET', path: '/api/posts/', headers: { authorization: `Bearer ${TOKEN}0` } }, want: { status: 401, challenge: 'Bearer realm="records", error="invalid_token"' } }],
-    ['a valid token', { given: { method: 'GET', path: '/api/posts/', headers: { authorization: `Bearer ${TOKEN}` } }, want: { status: 200 } }],
-    ['the other valid token, scheme in lower case', { given: { method: 'GET', path: '/api/books/', headers: { authorization: `bearer ${OTHER}` } }, want: { status: 200 } }],
-    ['a create without a token', { given: { method: 'POST', path: '/api/posts/' }, want: { status: 401, challenge: 'Bearer realm="records"' } }],
-    ['an unknown /api/ path without a token', { given: { method: 'GET', path: '/api/secrets/' }, want: { status: 401, challenge: 'Bearer realm="records"' } }],
-    ['an unknown /api/ path with a token', { given: { method: 'GET', path: '/api/secrets/', headers: { authorization: `Bearer ${TOKEN}` } }, want: { status: 404 } }],
+    [
+      'another scheme',
+      {
+        given: { method: 'GET', path: '/api/posts/', headers: { authorization: `Basic ${TOKEN}` } },
+        want: { status: 401, challenge: 'Bearer realm="records"' },
+      },
+    ],
+    [
+      'a wrong token',
+      {
+        given: { method: 'GET', path: '/api/posts/', headers: { authorization: `Bearer ${TOKEN.slice(0, -1)}x` } },
+        want: { status: 401, challenge: 'Bearer realm="records", error="invalid_token"' },
+      },
+    ],
+    [
+      'a token of another length',
+      {
+        given: { method: 'GET', path: '/api/posts/', headers: { authorization: `Bearer ${TOKEN}0` } },
+        want: { status: 401, challenge: 'Bearer realm="records", error="invalid_token"' },
+      },
+    ],
+    [
+      'a valid token',
+      { given: { method: 'GET', path: '/api/posts/', headers: { authorization: `Bearer ${TOKEN}` } }, want: { status: 200 } },
+    ],
+    [
+      'the other valid token, scheme in lower case',
+      { given: { method: 'GET', path: '/api/books/', headers: { authorization: `bearer ${OTHER}` } }, want: { status: 200 } },
+    ],
+    [
+      'a create without a token',
+      { given: { method: 'POST', path: '/api/posts/' }, want: { status: 401, challenge: 'Bearer realm="records"' } },
+    ],
+    [
+      'an unknown /api/ path without a token',
+      { given: { method: 'GET', path: '/api/secrets/' }, want: { status: 401, challenge: 'Bearer realm="records"' } },
+    ],
+    [
+      'an unknown /api/ path with a token',
+      { given: { method: 'GET', path: '/api/secrets/', headers: { authorization: `Bearer ${TOKEN}` } }, want: { status: 404 } },
+    ],
     ['/healthz stays open', { given: { method: 'GET', path: '/healthz' }, want: { status: 200 } }],
     ['/readyz stays open', { given: { method: 'GET', path: '/readyz' }, want: { status: 200 } }],
     ['/openapi.json stays open', { given: { method: 'GET', path: '/openapi.json' }, want: { status: 200 } }],
@@ -35,7 +70,12 @@ describe('bearer tokens (API_TOKENS)', () => {
     expect(res.status).toBe(want.status);
     expect(res.headers.get('www-authenticate')).toBe(want.challenge ?? null);
     if (want.status === 401) {
-      expect(res.body).toMatchObject({ type: 'about:blank', title: 'Unauthorized', status: 401, request_id: res.headers.get('x-request-id') });
+      expect(res.body).toMatchObject({
+        type: 'about:blank',
+        title: 'Unauthorized',
+        status: 401,
+        request_id: res.headers.get('x-request-id'),
+      });
     }
   });
 
@@ -59,7 +99,9 @@ describe('the spec declares it', () => {
   });
   afterAll(() => app.close());
 
-  test('the bearer scheme, required on every /api/ operation with 401 and 429, and the service operations open', async () => {
+  // A token is optional in the contract (`{}` beside bearerAuth: a deployment may run open); the
+  // first describe shows that a deployment with tokens still requires one on every /api/ request.
+  test('the bearer scheme, optional on every /api/ operation with 401 and 429, and the service operations open', async () => {
     const spec = (await app.request('GET', '/openapi.json')).body;
     expect(spec.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     const seen: Record<string, unknown>[] = [];
@@ -74,7 +116,7 @@ describe('the spec declares it', () => {
         });
         expect(seen.at(-1)).toEqual({
           operation: `${method} ${path}`,
-          security: api ? [{ bearerAuth: [] }] : [],
+          security: api ? [{}, { bearerAuth: [] }] : [],
           responses: api ? ['401', '429'] : [],
         });
       }
@@ -115,7 +157,11 @@ describe('rate limit (RATE_LIMIT_PER_MINUTE)', () => {
       statuses.push(res.status);
       remaining.push(res.headers.get('ratelimit'));
       if (res.status === 429) {
-        expect(res.body).toMatchObject({ title: 'Too Many Requests', status: 429, detail: expect.stringMatching(/^Too many requests; try again in \d+ seconds$/) });
+        expect(res.body).toMatchObject({
+          title: 'Too Many Requests',
+          status: 429,
+          detail: expect.stringMatching(/^Too many requests; try again in \d+ seconds$/),
+        });
         expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
         expect(Number(res.headers.get('retry-after'))).toBeLessThanOrEqual(60);
         expect(res.headers.get('ratelimit-policy')).toMatch(/^"per-minute"; q=3; w=60; pk=:[A-Za-z0-9+/=]+:$/);
@@ -157,8 +203,21 @@ describe('CORS (CORS_ORIGINS)', () => {
   });
 
   test.each<[string, { given: Record<string, string>; want: { status: number; allowOrigin: string | null } }]>([
-    ['a preflight from an allowed origin', { given: { origin: ALLOWED, 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' }, want: { status: 204, allowOrigin: ALLOWED } }],
-    ['a preflight from another origin', { given: { origin: 'https://evil.example', 'access-control-request-method': 'POST' }, want: { status: 405, allowOrigin: null } }],
+    [
+      'a preflight from an allowed origin',
+      {
+        given: {
+          origin: ALLOWED,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization, content-type',
+        },
+        want: { status: 204, allowOrigin: ALLOWED },
+      },
+    ],
+    [
+      'a preflight from another origin',
+      { given: { origin: 'https://evil.example', 'access-control-request-method': 'POST' }, want: { status: 405, allowOrigin: null } },
+    ],
     ['an OPTIONS request that is no preflight', { given: { origin: ALLOWED }, want: { status: 405, allowOrigin: null } }],
   ])('%s', async (_name, { given, want }) => {
     const res = await app.request('OPTIONS', '/api/posts/', { headers: given });
@@ -181,10 +240,22 @@ describe('security headers and the body limit', () => {
   afterAll(() => app.close());
 
   test.each<[string, { given: { method: string; path: string; raw?: string }; want: { status: number; csp: RegExp } }]>([
-    ['a record list', { given: { method: 'GET', path: '/api/posts/' }, want: { status: 200, csp: /^default-src 'none';frame-ancestors 'none'/ } }],
+    [
+      'a record list',
+      { given: { method: 'GET', path: '/api/posts/' }, want: { status: 200, csp: /^default-src 'none';frame-ancestors 'none'/ } },
+    ],
     ['an unknown path', { given: { method: 'GET', path: '/nowhere' }, want: { status: 404, csp: /^default-src 'none'/ } }],
-    ['a body over the limit', { given: { method: 'POST', path: '/api/posts/', raw: JSON.stringify({ ...post, content: 'x'.repeat(2000) }) }, want: { status: 413, csp: /^default-src 'none'/ } }],
-    ['the docs page, whose scripts run', { given: { method: 'GET', path: '/docs' }, want: { status: 200, csp: /^default-src 'self';script-src 'self' 'unsafe-inline'/ } }],
+    [
+      'a body over the limit',
+      {
+        given: { method: 'POST', path: '/api/posts/', raw: JSON.stringify({ ...post, content: 'x'.repeat(2000) }) },
+        want: { status: 413, csp: /^default-src 'none'/ },
+      },
+    ],
+    [
+      'the docs page, whose scripts run',
+      { given: { method: 'GET', path: '/docs' }, want: { status: 200, csp: /^default-src 'self';script-src 'self' 'unsafe-inline'/ } },
+    ],
     ['the metrics', { given: { method: 'GET', path: '/metrics' }, want: { status: 200, csp: /^default-src 'none'/ } }],
   ])('%s', async (_name, { given, want }) => {
     const res = await app.request(given.method, given.path, { raw: given.raw });

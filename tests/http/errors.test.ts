@@ -65,7 +65,11 @@ function padded(value: unknown, bytes: number): string {
 
 /** Sorted, so that Allow is compared as the set of methods it names (its order means nothing). */
 function allowSet(res: TestResponse): string[] {
-  return (res.headers.get('allow') ?? '').split(',').map((m) => m.trim()).filter(Boolean).sort();
+  return (res.headers.get('allow') ?? '')
+    .split(',')
+    .map((m) => m.trim())
+    .filter(Boolean)
+    .sort();
 }
 
 const RECORD_METHODS = ['DELETE', 'GET', 'HEAD', 'PATCH', 'PUT'];
@@ -98,12 +102,18 @@ describe('with the default 1 MiB body limit', () => {
       ],
       [
         'an encoded query is kept byte for byte',
-        { given: { method: 'GET', path: `/api/${name}?search=%C3%A9cole%20x&page_size=5` }, want: { location: `/api/${name}/?search=%C3%A9cole%20x&page_size=5` } },
+        {
+          given: { method: 'GET', path: `/api/${name}?search=%C3%A9cole%20x&page_size=5` },
+          want: { location: `/api/${name}/?search=%C3%A9cole%20x&page_size=5` },
+        },
       ],
       ['POST to the list', { given: { method: 'POST', path: `/api/${name}`, body: f.valid(900) }, want: { location: `/api/${name}/` } }],
       ['GET of a record', { given: { method: 'GET', path: `/api/${name}/1` }, want: { location: `/api/${name}/1/` } }],
       ['PUT of a record', { given: { method: 'PUT', path: `/api/${name}/1`, body: f.valid(901) }, want: { location: `/api/${name}/1/` } }],
-      ['PATCH of a record', { given: { method: 'PATCH', path: `/api/${name}/1?x=1`, body: f.patch }, want: { location: `/api/${name}/1/?x=1` } }],
+      [
+        'PATCH of a record',
+        { given: { method: 'PATCH', path: `/api/${name}/1?x=1`, body: f.patch }, want: { location: `/api/${name}/1/?x=1` } },
+      ],
       ['DELETE of a record', { given: { method: 'DELETE', path: `/api/${name}/1` }, want: { location: `/api/${name}/1/` } }],
     ];
     test.each(rows)('%s', async (_, { given, want }) => {
@@ -184,7 +194,10 @@ describe('with the default 1 MiB body limit', () => {
   });
 
   describe.each(perCollection)('%s: 405 with Allow', (name, f) => {
-    const rows: [string, { given: { method: string; path: string; headers?: Record<string, string>; body?: unknown }; want: { allow: string[] } }][] = [
+    const rows: [
+      string,
+      { given: { method: string; path: string; headers?: Record<string, string>; body?: unknown }; want: { allow: string[] } },
+    ][] = [
       ['POST to a record', { given: { method: 'POST', path: `/api/${name}/1/`, body: f.valid(700) }, want: { allow: RECORD_METHODS } }],
       ['DELETE of the list', { given: { method: 'DELETE', path: `/api/${name}/` }, want: { allow: LIST_METHODS } }],
       ['PUT to the list', { given: { method: 'PUT', path: `/api/${name}/`, body: f.valid(701) }, want: { allow: LIST_METHODS } }],
@@ -193,7 +206,10 @@ describe('with the default 1 MiB body limit', () => {
       // The method is what is wrong, whatever the body is.
       [
         'POST of text to a record',
-        { given: { method: 'POST', path: `/api/${name}/1/`, headers: { 'content-type': 'text/plain' }, body: 'x' }, want: { allow: RECORD_METHODS } },
+        {
+          given: { method: 'POST', path: `/api/${name}/1/`, headers: { 'content-type': 'text/plain' }, body: 'x' },
+          want: { allow: RECORD_METHODS },
+        },
       ],
     ];
     test.each(rows)('%s', async (_, { given, want }) => {
@@ -369,20 +385,24 @@ describe('with a 1 KiB body limit', () => {
 
   describe.each(perCollection)('%s', (name, f) => {
     const text = Object.keys(f.valid(0)).find((k) => typeof f.valid(0)[k] === 'string' && k !== 'isbn' && k !== 'email')!;
-    const rows: [string, { given: () => { method: 'POST' | 'PUT' | 'PATCH'; raw?: string; stream?: string }; want: { status: number } }][] = [
-      ['exactly the limit, valid', { given: () => ({ method: 'POST', raw: padded(f.valid(++seq), limit) }), want: { status: 201 } }],
-      ['one byte over', { given: () => ({ method: 'POST', raw: padded(f.valid(++seq), limit + 1) }), want: { status: 413 } }],
-      ['ten times over', { given: () => ({ method: 'POST', raw: padded(f.valid(++seq), 10 * limit) }), want: { status: 413 } }],
-      // The limit counts bytes: 600 two-byte characters are 1,200 bytes.
+    const rows: [string, { given: () => { method: 'POST' | 'PUT' | 'PATCH'; raw?: string; stream?: string }; want: { status: number } }][] =
       [
-        'fewer characters than the limit, more bytes',
-        { given: () => ({ method: 'POST', raw: JSON.stringify({ ...f.valid(++seq), [text]: 'é'.repeat(600) }) }), want: { status: 413 } },
-      ],
-      // Without Content-Length the limit still holds, counted as the body arrives.
-      ['streamed, with no Content-Length', { given: () => ({ method: 'POST', stream: padded(f.valid(++seq), 4 * limit) }), want: { status: 413 } }],
-      ['a PUT over the limit', { given: () => ({ method: 'PUT', raw: padded(f.valid(++seq), limit + 1) }), want: { status: 413 } }],
-      ['a PATCH over the limit', { given: () => ({ method: 'PATCH', raw: padded(f.patch, limit + 1) }), want: { status: 413 } }],
-    ];
+        ['exactly the limit, valid', { given: () => ({ method: 'POST', raw: padded(f.valid(++seq), limit) }), want: { status: 201 } }],
+        ['one byte over', { given: () => ({ method: 'POST', raw: padded(f.valid(++seq), limit + 1) }), want: { status: 413 } }],
+        ['ten times over', { given: () => ({ method: 'POST', raw: padded(f.valid(++seq), 10 * limit) }), want: { status: 413 } }],
+        // The limit counts bytes: 600 two-byte characters are 1,200 bytes.
+        [
+          'fewer characters than the limit, more bytes',
+          { given: () => ({ method: 'POST', raw: JSON.stringify({ ...f.valid(++seq), [text]: 'é'.repeat(600) }) }), want: { status: 413 } },
+        ],
+        // Without Content-Length the limit still holds, counted as the body arrives.
+        [
+          'streamed, with no Content-Length',
+          { given: () => ({ method: 'POST', stream: padded(f.valid(++seq), 4 * limit) }), want: { status: 413 } },
+        ],
+        ['a PUT over the limit', { given: () => ({ method: 'PUT', raw: padded(f.valid(++seq), limit + 1) }), want: { status: 413 } }],
+        ['a PATCH over the limit', { given: () => ({ method: 'PATCH', raw: padded(f.patch, limit + 1) }), want: { status: 413 } }],
+      ];
     test.each(rows)('%s', async (_, { given, want }) => {
       const existing = (await app.request('POST', `/api/${name}/`, { body: f.valid(++seq) })).body;
       const before = await count(name);
@@ -451,7 +471,7 @@ describe('503 with Retry-After when the database cannot be reached', () => {
   });
 
   const hosts: [string, { given: () => Promise<number> }][] = [
-    ['nothing listens on the port', { given: async () => 1 }],
+    ['nothing listens on the port', { given: () => Promise.resolve(1) }],
     ['the server drops every connection', { given: () => listening((socket) => socket.destroy()) }],
     ['something that is not MySQL answers', { given: () => listening((socket) => socket.end('HTTP/1.1 400 Bad Request\r\n\r\n')) }],
   ];
@@ -513,7 +533,23 @@ describe('500 for an unexpected database error', () => {
   afterAll(() => app.close());
 
   // What an attacker could learn from: the statement, the table, the driver's words, a stack.
-  const LEAKS = [/select/i, /insert/i, /update `|update "/i, /delete from/i, /\bSQL/i, /sqlite/i, /mysql/i, /\btasks\b/, /no such table/i, /doesn't exist/i, /\bat /, /Error:/, /\.ts\b/, /\.js\b/, /node_modules/];
+  const LEAKS = [
+    /select/i,
+    /insert/i,
+    /update `|update "/i,
+    /delete from/i,
+    /\bSQL/i,
+    /sqlite/i,
+    /mysql/i,
+    /\btasks\b/,
+    /no such table/i,
+    /doesn't exist/i,
+    /\bat /,
+    /Error:/,
+    /\.ts\b/,
+    /\.js\b/,
+    /node_modules/,
+  ];
 
   const rows: [string, { given: { method: string; path: string; body?: unknown }; want: { status: 500 } }][] = [
     ['list', { given: { method: 'GET', path: '/api/tasks/' }, want: { status: 500 } }],

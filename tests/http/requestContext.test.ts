@@ -43,7 +43,11 @@ describe('X-Request-Id', () => {
     ['415', { given: { method: 'POST', path: '/api/posts/', headers: { ...auth, 'content-type': 'text/plain' } }, want: 415 }],
   ])('a %s body carries the request id', async (_name, { given, want }) => {
     const id = `quote-me-${want}`;
-    const res = await app.request(given.method, given.path, { body: given.body, raw: given.body ? undefined : given.method === 'POST' ? 'x' : undefined, headers: { ...given.headers, 'x-request-id': id } });
+    const res = await app.request(given.method, given.path, {
+      body: given.body,
+      raw: given.body ? undefined : given.method === 'POST' ? 'x' : undefined,
+      headers: { ...given.headers, 'x-request-id': id },
+    });
     expect(res.status).toBe(want);
     expect(res.headers.get('x-request-id')).toBe(id);
     expect(res.body).toMatchObject({ status: want, request_id: id });
@@ -52,7 +56,10 @@ describe('X-Request-Id', () => {
 
 describe('the request log', () => {
   test('one line per request, with time, method, path, operationId, status, duration and request id', async () => {
-    const created = await app.request('POST', '/api/posts/?page=1', { body: { title: 't', content: 'c', author: 'a' }, headers: { ...auth, 'x-request-id': 'log-line-1' } });
+    const created = await app.request('POST', '/api/posts/?page=1', {
+      body: { title: 't', content: 'c', author: 'a' },
+      headers: { ...auth, 'x-request-id': 'log-line-1' },
+    });
     expect(created.status).toBe(201);
     expect(linesFor('log-line-1')).toEqual([
       {

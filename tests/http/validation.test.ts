@@ -22,12 +22,23 @@ describe.each(perCollection)('%s: a path id that is not a positive integer is 40
     ['an encoded unpaired surrogate', { given: '%ED%A0%80' }],
     ['an encoded slash', { given: '1%2F2' }],
   ];
-  const methods: [string, { body?: unknown }][] = [['GET', {}], ['PUT', { body: f.valid(1) }], ['PATCH', { body: f.patch }], ['DELETE', {}]];
+  const methods: [string, { body?: unknown }][] = [
+    ['GET', {}],
+    ['PUT', { body: f.valid(1) }],
+    ['PATCH', { body: f.patch }],
+    ['DELETE', {}],
+  ];
   describe.each(methods)('%s', (method, { body }) => {
     test.each(ids)('%s', async (_n, { given }) => {
       const res = await app.request(method, `/api/${name}/${given}/`, { body });
       expect(res.status).toBe(404);
-      expect(res.body).toEqual({ type: 'about:blank', title: 'Not Found', status: 404, detail: 'No record with this id', request_id: expect.any(String) });
+      expect(res.body).toEqual({
+        type: 'about:blank',
+        title: 'Not Found',
+        status: 404,
+        detail: 'No record with this id',
+        request_id: expect.any(String),
+      });
     });
   });
 });
@@ -44,10 +55,21 @@ describe.each(perCollection)('%s: text that is not well-formed Unicode, or holds
   test.each(texts)('%s, on create and update, changes nothing', async (_n, { given, want }) => {
     const created = await app.request('POST', `/api/${name}/`, { body: f.valid(100) });
     const before = await app.request('GET', `/api/${name}/`);
-    for (const [method, path] of [['POST', `/api/${name}/`], ['PUT', `/api/${name}/${created.body.id}/`], ['PATCH', `/api/${name}/${created.body.id}/`]]) {
+    for (const [method, path] of [
+      ['POST', `/api/${name}/`],
+      ['PUT', `/api/${name}/${created.body.id}/`],
+      ['PATCH', `/api/${name}/${created.body.id}/`],
+    ]) {
       const res = await app.request(method, path, { body: { ...f.valid(101), [field]: given } });
       expect(res.status).toBe(400);
-      expect(res.body).toEqual({ type: 'about:blank', title: 'Bad Request', status: 400, detail: 'Request validation failed', errors: [{ field, message: want }], request_id: expect.any(String) });
+      expect(res.body).toEqual({
+        type: 'about:blank',
+        title: 'Bad Request',
+        status: 400,
+        detail: 'Request validation failed',
+        errors: [{ field, message: want }],
+        request_id: expect.any(String),
+      });
     }
     expect((await app.request('GET', `/api/${name}/`)).body).toEqual(before.body);
     await app.request('DELETE', `/api/${name}/${created.body.id}/`);
@@ -65,7 +87,14 @@ describe.each(perCollection)('%s: a search that is not UTF-8 text, or holds NUL,
   test.each(bad)('%s', async (_n, { given, want }) => {
     const res = await app.request('GET', `/api/${name}/?page=1&search=${given}`);
     expect(res.status).toBe(400);
-    expect(res.body).toEqual({ type: 'about:blank', title: 'Bad Request', status: 400, detail: 'Request validation failed', errors: [{ field: 'search', message: want }], request_id: expect.any(String) });
+    expect(res.body).toEqual({
+      type: 'about:blank',
+      title: 'Bad Request',
+      status: 400,
+      detail: 'Request validation failed',
+      errors: [{ field: 'search', message: want }],
+      request_id: expect.any(String),
+    });
   });
 
   const fine: [string, { given: string }][] = [

@@ -18,9 +18,51 @@ const codePoints = (s: string) => [...s].length;
 // folding that depends on context or changes length, combining marks, invisible characters,
 // characters outside the BMP, and byte sequences that some layers treat specially.
 const SPECIAL = [
-  '%', '_', '\\', '"', "'", ',', ' ', '\t', '\n', '\r', '+', '&', '=', '?', '#', '/', '<',
-  'é', 'É', 'Σ', 'ς', 'İ', 'ı', 'ẞ', 'ß', 'ǅ', 'K', 'Ω', 'ﬁ', '\u0301', '\u200b', '\u200d', '\ufeff',
-  '\ufffd', '\u2028', '\u00a0', '\u3000', '\u0085', '\u007f', '😀', '🏽', '𐐀', '𐐨', '\u{10ffff}', '\u{e0041}',
+  '%',
+  '_',
+  '\\',
+  '"',
+  "'",
+  ',',
+  ' ',
+  '\t',
+  '\n',
+  '\r',
+  '+',
+  '&',
+  '=',
+  '?',
+  '#',
+  '/',
+  '<',
+  'é',
+  'É',
+  'Σ',
+  'ς',
+  'İ',
+  'ı',
+  'ẞ',
+  'ß',
+  'ǅ',
+  'K',
+  'Ω',
+  'ﬁ',
+  '\u0301',
+  '\u200b',
+  '\u200d',
+  '\ufeff',
+  '\ufffd',
+  '\u2028',
+  '\u00a0',
+  '\u3000',
+  '\u0085',
+  '\u007f',
+  '😀',
+  '🏽',
+  '𐐀',
+  '𐐨',
+  '\u{10ffff}',
+  '\u{e0041}',
 ];
 
 const codePoint = fc.oneof(
@@ -28,7 +70,13 @@ const codePoint = fc.oneof(
   { weight: 3, arbitrary: fc.constantFrom(...SPECIAL) },
   // Letters whose lower case depends on their neighbours or changes length.
   { weight: 1, arbitrary: fc.constantFrom('Σ', 'İ', 'ẞ', 'ǅ') },
-  { weight: 2, arbitrary: fc.integer({ min: 1, max: 0x10ffff }).filter((c) => c < 0xd800 || c > 0xdfff).map((c) => String.fromCodePoint(c)) },
+  {
+    weight: 2,
+    arbitrary: fc
+      .integer({ min: 1, max: 0x10ffff })
+      .filter((c) => c < 0xd800 || c > 0xdfff)
+      .map((c) => String.fromCodePoint(c)),
+  },
 );
 
 /** Text of `min` to `max` code points, often exactly `max` (where length bugs live). */
@@ -36,7 +84,9 @@ export function text(min: number, max?: number): fc.Arbitrary<string> {
   const upTo = (n: number) => fc.array(codePoint, { minLength: min, maxLength: n }).map((a) => a.join(''));
   if (max === undefined) {
     // Unbounded text: mostly short, sometimes tens of thousands of characters.
-    const long = fc.tuple(upTo(Math.max(min, 40)), fc.integer({ min: 1000, max: 40000 })).map(([s, n]) => (s ? s.repeat(Math.ceil(n / codePoints(s))) : s));
+    const long = fc
+      .tuple(upTo(Math.max(min, 40)), fc.integer({ min: 1000, max: 40000 }))
+      .map(([s, n]) => (s ? s.repeat(Math.ceil(n / codePoints(s))) : s));
     return fc.oneof({ weight: 8, arbitrary: upTo(300) }, { weight: 1, arbitrary: long });
   }
   const exact = fc.array(codePoint, { minLength: max, maxLength: max }).map((a) => a.join(''));
@@ -120,23 +170,60 @@ function outOfBounds(s: Schema): fc.Arbitrary<Broken>[] {
   if (s.type === 'string') {
     if (s.maxLength !== undefined) {
       const over = s.maxLength + 1;
-      of('over maxLength', fc.oneof(text(over, over + 30), fc.constantFrom('a', '😀', 'é', '\u0301').map((c) => c.repeat(over))));
+      of(
+        'over maxLength',
+        fc.oneof(
+          text(over, over + 30),
+          fc.constantFrom('a', '😀', 'é', '\u0301').map((c) => c.repeat(over)),
+        ),
+      );
     }
     if (s.minLength) of('under minLength', fc.constant(''));
     if (s.pattern) {
       const re = new RegExp(s.pattern, 'u');
-      of('not matching the pattern', fc.oneof(text(0, 20), fc.constantFrom(' ', '1 ', '١٢٣', '１２')).filter((v) => !re.test(v)));
+      of(
+        'not matching the pattern',
+        fc.oneof(text(0, 20), fc.constantFrom(' ', '1 ', '١٢٣', '１２')).filter((v) => !re.test(v)),
+      );
     }
-    if (s.enum) of('not in the enum', fc.oneof(fc.constantFrom(...s.enum.flatMap((e) => [String(e).toUpperCase(), ` ${e}`, `${e}\n`])), text(0, 10)).filter((v) => !s.enum!.includes(v)));
-    if (s.format === 'date') of('not a date', fc.constantFrom('2026-02-30', '2026-13-01', '2025-02-29', '0999-12-31', '2026-1-01', '2026-01-01T00:00:00Z', '20260101', ' 2026-01-01', '２０２６-01-01'));
-    if (s.format === 'email') of('not an email', fc.constantFrom('no-at', 'a@', '@b.example', 'a b@c.example', 'a@b', 'é@b.example', `${'a'.repeat(250)}@b.example`));
+    if (s.enum)
+      of(
+        'not in the enum',
+        fc
+          .oneof(fc.constantFrom(...s.enum.flatMap((e) => [String(e).toUpperCase(), ` ${e}`, `${e}\n`])), text(0, 10))
+          .filter((v) => !s.enum!.includes(v)),
+      );
+    if (s.format === 'date')
+      of(
+        'not a date',
+        fc.constantFrom(
+          '2026-02-30',
+          '2026-13-01',
+          '2025-02-29',
+          '0999-12-31',
+          '2026-1-01',
+          '2026-01-01T00:00:00Z',
+          '20260101',
+          ' 2026-01-01',
+          '２０２６-01-01',
+        ),
+      );
+    if (s.format === 'email')
+      of(
+        'not an email',
+        fc.constantFrom('no-at', 'a@', '@b.example', 'a b@c.example', 'a@b', 'é@b.example', `${'a'.repeat(250)}@b.example`),
+      );
   }
   if (s.type === 'integer') {
-    const tooLow = fc.constantFrom(...(s.minimum !== undefined ? [s.minimum - 1, -MAX_SAFE] : []));
-    const tooHigh = fc.constantFrom(...(s.maximum !== undefined ? [s.maximum + 1, 2 ** 53] : []));
-    if (s.minimum !== undefined) of('under minimum', tooLow);
-    if (s.maximum !== undefined) of('over maximum', tooHigh);
-    out.push(fc.constantFrom(...HUGE).map((raw) => ({ value: Number(raw), why: `huge number ${raw}`, raw })).filter((b) => !Number.isSafeInteger(b.value) || (b.value as number) > (s.maximum ?? MAX_SAFE)));
+    // Built only for a bound the schema has: fc.constantFrom() of nothing throws.
+    if (s.minimum !== undefined) of('under minimum', fc.constantFrom(s.minimum - 1, -MAX_SAFE));
+    if (s.maximum !== undefined) of('over maximum', fc.constantFrom(s.maximum + 1, 2 ** 53));
+    out.push(
+      fc
+        .constantFrom(...HUGE)
+        .map((raw) => ({ value: Number(raw), why: `huge number ${raw}`, raw }))
+        .filter((b) => !Number.isSafeInteger(b.value) || b.value > (s.maximum ?? MAX_SAFE)),
+    );
   }
   if (s.type === 'array') {
     const items = (s as { items: Schema }).items;
@@ -145,22 +232,30 @@ function outOfBounds(s: Schema): fc.Arbitrary<Broken>[] {
     if (s.maxItems !== undefined) of('over maxItems', fc.array(ok, { minLength: s.maxItems + 1, maxLength: s.maxItems + 3 }));
     if (min > 0) of('under minItems', fc.constant([]));
     const bad = broken(items).filter((b) => b.raw === undefined);
-    out.push(fc.tuple(fc.array(ok, { maxLength: Math.max(0, (s.maxItems ?? 4) - 1) }), bad, fc.nat()).map(([list, b, at]) => {
-      const value = [...list];
-      value.splice(at % (value.length + 1), 0, b.value);
-      return { value, why: `an item ${b.why}` };
-    }));
+    out.push(
+      fc.tuple(fc.array(ok, { maxLength: Math.max(0, (s.maxItems ?? 4) - 1) }), bad, fc.nat()).map(([list, b, at]) => {
+        const value = [...list];
+        value.splice(at % (value.length + 1), 0, b.value);
+        return { value, why: `an item ${b.why}` };
+      }),
+    );
   }
   return out;
 }
 
 /** A valid string of `s` with a NUL character or an unpaired surrogate put in. */
 function badCharacter(s: Schema): fc.Arbitrary<Broken> {
-  return fc.tuple(string({ ...s, pattern: undefined, format: undefined, enum: undefined } as Schema), fc.constantFrom('\u0000', '\ud800', '\udfff', '\udc00\ud800'), fc.nat()).map(([base, bad, at]) => {
-    const chars = [...base];
-    chars.splice(at % (chars.length + 1), 0, bad);
-    return { value: chars.join(''), why: `holds ${JSON.stringify(bad)}` };
-  });
+  return fc
+    .tuple(
+      string({ ...s, pattern: undefined, format: undefined, enum: undefined }),
+      fc.constantFrom('\u0000', '\ud800', '\udfff', '\udc00\ud800'),
+      fc.nat(),
+    )
+    .map(([base, bad, at]) => {
+      const chars = [...base];
+      chars.splice(at % (chars.length + 1), 0, bad);
+      return { value: chars.join(''), why: `holds ${JSON.stringify(bad)}` };
+    });
 }
 
 /** Every way the fuzzer knows to break a value of `s`. */

@@ -9,6 +9,9 @@ import type { Schema } from './spec';
  */
 export type Rec = Record<string, unknown> & { id: number; created_at: string; updated_at: string };
 
+/** What one field of a record holds: no resource has an object or array field. */
+export type FieldValue = string | number | boolean | null;
+
 /** How `ordering` compares a field's values (the spec's words; no schema says it). */
 export type SortKind = 'number' | 'decimal' | 'text' | 'folded' | 'date' | 'rank';
 
@@ -38,7 +41,13 @@ const DECIMAL = /^[0-9]+(\.[0-9]+)?$/;
 /** Equal, or the same decimal written differently (`"5"` is answered `"5.00"`). */
 export function sameValue(sent: unknown, answered: unknown): boolean {
   if (Object.is(sent, answered)) return true;
-  return typeof sent === 'string' && typeof answered === 'string' && DECIMAL.test(sent) && DECIMAL.test(answered) && Number(sent) === Number(answered);
+  return (
+    typeof sent === 'string' &&
+    typeof answered === 'string' &&
+    DECIMAL.test(sent) &&
+    DECIMAL.test(answered) &&
+    Number(sent) === Number(answered)
+  );
 }
 
 /** Code point order (UTF-8 byte order), not JavaScript's UTF-16 code unit order. */
@@ -59,7 +68,9 @@ export function compareCodePoints(a: string, b: string): number {
 export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
-    const entries = Object.keys(value).sort().map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
+    const entries = Object.keys(value)
+      .sort()
+      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
     return `{${entries.join(',')}}`;
   }
   return JSON.stringify(value);
@@ -183,7 +194,9 @@ export class Model {
     const { uniqueFields, fields } = this.rules[collection];
     const key = (field: string, v: unknown) => (fields[field].format === 'email' ? String(v).toLowerCase() : v);
     return uniqueFields.filter(
-      (field) => values[field] !== undefined && this.all(collection).some((r) => r.id !== exceptId && key(field, r[field]) === key(field, values[field])),
+      (field) =>
+        values[field] !== undefined &&
+        this.all(collection).some((r) => r.id !== exceptId && key(field, r[field]) === key(field, values[field])),
     );
   }
 
@@ -240,7 +253,13 @@ export class Model {
    * its direction), so both are accepted.
    */
   sortKeys(ordering: string[] | undefined): SortKey[][] {
-    if (!ordering?.length) return [[{ field: 'created_at', desc: true }, { field: 'id', desc: true }]];
+    if (!ordering?.length)
+      return [
+        [
+          { field: 'created_at', desc: true },
+          { field: 'id', desc: true },
+        ],
+      ];
     const written = ordering.map((k) => ({ field: k.replace(/^-/, ''), desc: k.startsWith('-') }));
     const idAt = written.findIndex((k) => k.field === 'id');
     if (idAt !== -1) return [written.slice(0, idAt + 1)];
@@ -251,7 +270,7 @@ export class Model {
 
   comparator(collection: string, keys: SortKey[]): (a: Record<string, unknown>, b: Record<string, unknown>) => number {
     const { sortKinds, ranks } = this.rules[collection];
-    const compare = (field: string, x: unknown, y: unknown): number => {
+    const compare = (field: string, x: FieldValue | undefined, y: FieldValue | undefined): number => {
       if (x === y) return 0;
       // NULL sorts as the smallest value: first ascending, last descending.
       if (x === null || x === undefined) return -1;
@@ -270,7 +289,7 @@ export class Model {
     };
     return (a, b) => {
       for (const k of keys) {
-        const c = compare(k.field, a[k.field], b[k.field]);
+        const c = compare(k.field, a[k.field] as FieldValue | undefined, b[k.field] as FieldValue | undefined);
         if (c !== 0) return k.desc ? -c : c;
       }
       return 0;
@@ -295,11 +314,12 @@ export class Model {
     return Object.entries(filters).every(([param, value]) => {
       const rule = rules[param];
       if (!rule) return true;
-      const v = r[rule.field];
+      const v = r[rule.field] as FieldValue | undefined;
       const numeric = sortKinds[rule.field] === 'decimal' || sortKinds[rule.field] === 'number';
       switch (rule.op) {
         case 'eq':
-          return v === value;
+          // Query values arrive as text; a numeric field compares as a number.
+          return numeric ? v !== null && Number(v) === Number(value) : v === value;
         case 'in':
           return (value as unknown[]).includes(v);
         case 'stock':
@@ -323,7 +343,7 @@ export class Model {
     for (const term of terms) {
       let best: Verdict = 'no';
       for (const field of this.rules[collection].searchFields) {
-        const text = String(r[field] ?? '');
+        const text = String((r[field] as FieldValue | undefined) ?? '');
         let v: Verdict;
         if (text.includes(term)) v = 'yes';
         else if (!casedBeyondAscii(text) && !casedBeyondAscii(term)) v = text.toLowerCase().includes(term.toLowerCase()) ? 'yes' : 'no';
@@ -360,4 +380,3 @@ function casedBeyondAscii(s: string): boolean {
   }
   return false;
 }
-

@@ -1,6 +1,6 @@
 import { parseSearch } from '../../../src/db/search';
 import { assertMatchesContract } from '../contract';
-import { canonical, type IssuedCursor, type ListQuery, type Model, type Prediction, type Rec, sameValue } from './model';
+import { canonical, type FieldValue, type IssuedCursor, type ListQuery, type Model, type Prediction, type Rec, sameValue } from './model';
 import { type Conditional, encodeLoose, type Plan, queryParams, type TagChoice } from './plans';
 import type { Operation } from './spec';
 
@@ -33,7 +33,12 @@ export class Sender {
     this.count++;
     const payload = body?.raw ?? (body && body.json !== undefined ? JSON.stringify(body.json) : undefined);
     const headers: Record<string, string> = { ...extra, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) };
-    const res = await fetch(`${this.baseUrl}${path}${query.length ? `?${query.join('&')}` : ''}`, { method, headers, body: payload, redirect: 'manual' });
+    const res = await fetch(`${this.baseUrl}${path}${query.length ? `?${query.join('&')}` : ''}`, {
+      method,
+      headers,
+      body: payload,
+      redirect: 'manual',
+    });
     const text = await res.text();
     const parsed = (res.headers.get('content-type') ?? '').includes('json') && text ? JSON.parse(text) : text;
     await assertMatchesContract({ method, path, status: res.status, headers: res.headers, body: parsed });
@@ -44,8 +49,11 @@ export class Sender {
 export class Mismatch extends Error {}
 
 function describe(s: Sent): string {
-  const body = s.body?.raw !== undefined ? `raw ${JSON.stringify(s.body.raw).slice(0, 300)}` : (JSON.stringify(s.body?.json)?.slice(0, 300) ?? '');
-  const headers = Object.entries(s.headers ?? {}).map(([k, v]) => `${k}: ${JSON.stringify(v.length > 80 ? `${v.slice(0, 80)}...(${v.length})` : v)}`);
+  const body =
+    s.body?.raw !== undefined ? `raw ${JSON.stringify(s.body.raw).slice(0, 300)}` : (JSON.stringify(s.body?.json)?.slice(0, 300) ?? '');
+  const headers = Object.entries(s.headers ?? {}).map(
+    ([k, v]) => `${k}: ${JSON.stringify(v.length > 80 ? `${v.slice(0, 80)}...(${v.length})` : v)}`,
+  );
   const q = s.query.join('&');
   return `${s.method} ${s.path}${q ? `?${q.length > 600 ? `${q.slice(0, 600)}...` : q}` : ''}${headers.length ? ` [${headers.join('; ')}]` : ''} ${body}`;
 }
@@ -58,7 +66,9 @@ function checker(plan: Plan, sent: Sent, answer: Answer): Must {
     if (ok) return;
     const body = JSON.stringify(answer.body);
     const etag = answer.headers.get('etag');
-    throw new Mismatch(`${plan.op.id} ${describe(sent)}\n${why}\nanswer: ${answer.status}${etag ? ` ETag ${etag}` : ''} ${body.length > 2000 ? `${body.slice(0, 2000)}...` : body}`);
+    throw new Mismatch(
+      `${plan.op.id} ${describe(sent)}\n${why}\nanswer: ${answer.status}${etag ? ` ETag ${etag}` : ''} ${body.length > 2000 ? `${body.slice(0, 2000)}...` : body}`,
+    );
   };
 }
 
@@ -69,7 +79,10 @@ type Verb = 'list' | 'create' | 'get' | 'replace' | 'update' | 'delete' | 'servi
 function verbOf(op: Operation): Verb {
   if (!op.collection) return 'service';
   const item = op.path.includes('{');
-  return ({ GET: item ? 'get' : 'list', POST: 'create', PUT: 'replace', PATCH: 'update', DELETE: 'delete' } as const)[op.method as 'GET'] ?? 'service';
+  return (
+    ({ GET: item ? 'get' : 'list', POST: 'create', PUT: 'replace', PATCH: 'update', DELETE: 'delete' } as const)[op.method as 'GET'] ??
+    'service'
+  );
 }
 
 const versionOf = (answer: Answer): number | undefined => {
@@ -82,9 +95,12 @@ function conditionalHeader(cond: Conditional, v: number): string {
   if (cond.star) return '*';
   const tag = (t: TagChoice) => {
     const value =
-      t.kind === 'current' ? String(v)
-        : t.kind === 'other' ? String(t.delta % 2 && v - t.delta >= 0 ? v - t.delta : v + t.delta)
-          : t.kind === 'zeros' ? `${'0'.repeat(t.zeros)}${v}`
+      t.kind === 'current'
+        ? String(v)
+        : t.kind === 'other'
+          ? String(t.delta % 2 && v - t.delta >= 0 ? v - t.delta : v + t.delta)
+          : t.kind === 'zeros'
+            ? `${'0'.repeat(t.zeros)}${v}`
             : t.value;
     return `${t.weak ? 'W/' : ''}"${value}"`;
   };
@@ -156,26 +172,42 @@ export async function runPlan(plan: Plan, model: Model, sender: Sender): Promise
   if (verb === 'list' && !plan.broken) return runList(plan, model, sender);
   let query = [...plan.query];
   if (plan.badCursor) query = badCursorQuery(plan, model, query);
-  const sent: Sent = { method: op.method, path: op.path.replace('{id}', idText), query, body: op.body ? { json: body, raw } : undefined, headers };
+  const sent: Sent = {
+    method: op.method,
+    path: op.path.replace('{id}', idText),
+    query,
+    body: op.body ? { json: body, raw } : undefined,
+    headers,
+  };
   const answer = await sender.send(sent);
   const must = checker(plan, sent, answer);
   const replay = answer.headers.get('idempotent-replayed') ? ' replayed' : '';
-  sender.tally(`${plan.broken ? 'broken' : 'valid'} ${verb}${cond ? ` ${cond.header}` : ''}${idem ? ' Idempotency-Key' : ''} ${answer.status}${replay}`);
+  sender.tally(
+    `${plan.broken ? 'broken' : 'valid'} ${verb}${cond ? ` ${cond.header}` : ''}${idem ? ' Idempotency-Key' : ''} ${answer.status}${replay}`,
+  );
 
   if (idem && answer.status !== 201) model.failed(c, idem.key);
   if (plan.broken) {
     const { status, field, why } = plan.broken;
     must(answer.status === status, `broken (${why}): want ${status}`);
-    if (field !== undefined) must(named(answer).includes(field), `broken (${why}): the problem must name ${JSON.stringify(field)}, names ${JSON.stringify(named(answer))}`);
+    if (field !== undefined)
+      must(
+        named(answer).includes(field),
+        `broken (${why}): the problem must name ${JSON.stringify(field)}, names ${JSON.stringify(named(answer))}`,
+      );
     return;
   }
   if (verb === 'service') return void must(answer.status === 200, 'want 200');
 
-  const etagIs = (v: number | undefined, why: string) => must(v !== undefined && answer.headers.get('etag') === `"${v}"`, `${why}: want ETag "${v}"`);
+  const etagIs = (v: number | undefined, why: string) =>
+    must(v !== undefined && answer.headers.get('etag') === `"${v}"`, `${why}: want ETag "${v}"`);
   if (verb === 'get') {
     if (!target) return void must(answer.status === 404, `no record ${idText}: want 404`);
     if (cond && condHolds(cond, true)) {
-      must(answer.status === 304 && answer.body === '', `${cond.header}: ${headers[cond.header]} names the current ETag "${version}": want 304 and no body`);
+      must(
+        answer.status === 304 && answer.body === '',
+        `${cond.header}: ${headers[cond.header]} names the current ETag "${version}": want 304 and no body`,
+      );
       return etagIs(version, '304');
     }
     must(answer.status === 200 && JSON.stringify(answer.body) === JSON.stringify(target), `want 200 and ${JSON.stringify(target)}`);
@@ -185,7 +217,10 @@ export async function runPlan(plan: Plan, model: Model, sender: Sender): Promise
   // Writes. A precondition is checked before anything else that the write would do.
   if (verb !== 'create' && cond) {
     if (!condHolds(cond, Boolean(target))) {
-      return void must(answer.status === 412, `If-Match: ${headers['If-Match']} names none of the current tags (${target ? `"${version}"` : 'no record'}): want 412`);
+      return void must(
+        answer.status === 412,
+        `If-Match: ${headers['If-Match']} names none of the current tags (${target ? `"${version}"` : 'no record'}): want 412`,
+      );
     }
   } else if (verb !== 'create' && !target) {
     return void must(answer.status === 404, `no record ${idText}: want 404`);
@@ -202,21 +237,28 @@ export async function runPlan(plan: Plan, model: Model, sender: Sender): Promise
       return void must(named(answer).includes('Idempotency-Key'), 'the 422 must name Idempotency-Key');
     }
     const first = idem.stored.answer;
-    must(answer.status === 201 && answer.headers.get('idempotent-replayed') === 'true', `Idempotency-Key ${JSON.stringify(idem.key)} with the same body: want the first answer again, with Idempotent-Replayed: true`);
+    must(
+      answer.status === 201 && answer.headers.get('idempotent-replayed') === 'true',
+      `Idempotency-Key ${JSON.stringify(idem.key)} with the same body: want the first answer again, with Idempotent-Replayed: true`,
+    );
     must(JSON.stringify(answer.body) === JSON.stringify(first.body), `replay: want the first body ${JSON.stringify(first.body)}`);
-    return void must(answer.headers.get('location') === first.location && answer.headers.get('etag') === first.etag, `replay: want Location ${first.location} and ETag ${first.etag}`);
+    return void must(
+      answer.headers.get('location') === first.location && answer.headers.get('etag') === first.etag,
+      `replay: want Location ${first.location} and ETag ${first.etag}`,
+    );
   }
 
   const fields = model.written(c, body as Record<string, unknown>, verb !== 'update');
   const conflicts = model.conflicts(c, fields, target?.id);
   if (conflicts.length) {
     must(answer.status === 409, `${conflicts.join(', ')} taken: want 409`);
-    return void must(conflicts.includes(answer.body.errors?.[0]?.field), `the 409 must name one of ${conflicts}`);
+    return void must(conflicts.includes(answer.body.errors?.[0]?.field), `the 409 must name one of ${conflicts.join(',')}`);
   }
   must(answer.status === (verb === 'create' ? 201 : 200), `want ${verb === 'create' ? 201 : 200}`);
   const want = { ...(verb === 'update' ? target : {}), ...fields };
   for (const [k, v] of Object.entries(want)) {
-    if (k !== 'updated_at') must(sameValue(v, answer.body[k]), `${k}: sent ${JSON.stringify(v)}, answered ${JSON.stringify(answer.body[k])}`);
+    if (k !== 'updated_at')
+      must(sameValue(v, answer.body[k]), `${k}: sent ${JSON.stringify(v)}, answered ${JSON.stringify(answer.body[k])}`);
   }
   if (verb === 'create') {
     must(answer.headers.get('location') === `/api/${c}/${answer.body.id}/`, `Location must be /api/${c}/${answer.body.id}/`);
@@ -226,11 +268,18 @@ export async function runPlan(plan: Plan, model: Model, sender: Sender): Promise
     must(v !== undefined, 'a created record has an ETag');
     if (idem) {
       const json = JSON.parse(JSON.stringify(body));
-      model.remember(c, idem.key, { canon: canonical(json), body: json, answer: { body: answer.body, location: answer.headers.get('location'), etag: answer.headers.get('etag') } });
+      model.remember(c, idem.key, {
+        canon: canonical(json),
+        body: json,
+        answer: { body: answer.body, location: answer.headers.get('location'), etag: answer.headers.get('etag') },
+      });
     }
     return model.set(c, answer.body, v!);
   }
-  must(answer.body.id === target!.id && answer.body.created_at === target!.created_at && answer.body.updated_at >= target!.updated_at, 'id and timestamps');
+  must(
+    answer.body.id === target!.id && answer.body.created_at === target!.created_at && answer.body.updated_at >= target!.updated_at,
+    'id and timestamps',
+  );
   if (version !== undefined) etagIs(version + 1, 'a write adds one to the version');
   model.set(c, answer.body, version !== undefined ? version + 1 : versionOf(answer)!);
 }
@@ -275,7 +324,17 @@ function badCursorQuery(plan: Plan, model: Model, query: string[]): string[] {
           const edge = p.schema.format === 'date' ? (lower ? '1000-01-01' : '9999-12-31') : lower ? '0' : '99999999.99';
           return [...own.bound, `${name}=${edge}`, `cursor=${own.token}`];
         }
-        const values = p.schema.type === 'boolean' ? ['true', 'false'] : p.schema.type === 'array' ? (p.schema as { items: { enum: string[] } }).items.enum : ['zz', 'zy'];
+        const schema = p.schema as { type?: string; enum?: string[]; items?: { enum: string[] } };
+        const values =
+          schema.type === 'boolean'
+            ? ['true', 'false']
+            : schema.type === 'array'
+              ? schema.items!.enum
+              : schema.enum
+                ? schema.enum
+                : schema.type === 'integer'
+                  ? ['1', '2']
+                  : ['zz', 'zy'];
         const other = values.find((v) => encodeURIComponent(v) !== now)!;
         return [...without(name), `${name}=${encodeURIComponent(other)}`, `cursor=${own.token}`];
       }
@@ -322,9 +381,15 @@ export function readQuery(op: Operation, query: string[]): { q: ListQuery; param
 }
 
 /** Changes a filter value taken from a record a little, staying inside its schema (or not at all). */
-function tweaked(value: unknown, tweak: number, schema: { maxLength?: number; minLength?: number; pattern?: string; format?: string }): string | undefined {
+function tweaked(
+  value: FieldValue | undefined,
+  tweak: number,
+  schema: { maxLength?: number; minLength?: number; pattern?: string; format?: string; enum?: unknown[]; type?: string },
+): string | undefined {
   if (value === null || value === undefined) return undefined;
   const s = String(value);
+  // An enumerated or integer value has no near neighbour inside its schema: taken as it is.
+  if (schema.enum || schema.type === 'integer') return s;
   if (schema.format === 'date') {
     const d = new Date(`${s}T00:00:00Z`);
     d.setUTCDate(d.getUTCDate() + (tweak % 3) - 1);
@@ -336,7 +401,18 @@ function tweaked(value: unknown, tweak: number, schema: { maxLength?: number; mi
     const out = cents < 0 ? '0' : (cents / 100).toFixed(tweak % 2 ? 2 : cents % 100 ? 2 : 0);
     return new RegExp(schema.pattern).test(out) ? out : s;
   }
-  const options = [s, s, s, `${s} `, s.replace(/\s+$/u, ''), `${s}\t`, s.toUpperCase(), s.toLowerCase(), ` ${s}`, [...s].slice(0, -1).join('')];
+  const options = [
+    s,
+    s,
+    s,
+    `${s} `,
+    s.replace(/\s+$/u, ''),
+    `${s}\t`,
+    s.toUpperCase(),
+    s.toLowerCase(),
+    ` ${s}`,
+    [...s].slice(0, -1).join(''),
+  ];
   const out = options[tweak % options.length];
   const length = [...out].length;
   return length >= (schema.minLength ?? 0) && length <= (schema.maxLength ?? Infinity) ? out : s;
@@ -351,7 +427,7 @@ function listQuery(plan: Plan, model: Model): { query: string[]; resumed?: Issue
   };
   if (plan.searchFrom) {
     const from = model.pick(c, plan.searchFrom.n);
-    const value = [...String(from?.[plan.searchFrom.field] ?? '')];
+    const value = [...String((from?.[plan.searchFrom.field] as FieldValue | undefined) ?? '')];
     const starts = value.map((ch, i) => i).filter((i) => !plan.searchFrom!.nonAscii || value[i].codePointAt(0)! > 0x7f);
     const start = starts.length ? starts[plan.searchFrom.start % starts.length] : 0;
     const piece = value.slice(start, start + Math.min(plan.searchFrom.length, 200)).join('');
@@ -363,7 +439,7 @@ function listQuery(plan: Plan, model: Model): { query: string[]; resumed?: Issue
     const from = model.pick(c, f.n);
     const param = plan.op.params.find((p) => p.name === f.param)!;
     const rule = model.rules[c].filters[f.param];
-    const value = tweaked(from?.[rule.field], f.tweak, param.schema);
+    const value = tweaked(from?.[rule.field] as FieldValue | undefined, f.tweak, param.schema);
     if (value !== undefined) set(f.param, encodeLoose(value));
   }
   if (plan.cursor?.kind === 'resume') {
@@ -418,7 +494,16 @@ function staleProblem(results: Rec[], model: Model, c: string): string | undefin
  * else as far as it can: the page is in order, holds every record that surely matches within
  * its span, and nothing the query excludes. Returns what is wrong, or undefined.
  */
-function pageProblem(pred: Prediction, want: PageWant, results: Rec[], model: Model, c: string, backward: boolean, size: number, hasMoreLink: boolean): string | undefined {
+function pageProblem(
+  pred: Prediction,
+  want: PageWant,
+  results: Rec[],
+  model: Model,
+  c: string,
+  backward: boolean,
+  size: number,
+  hasMoreLink: boolean,
+): string | undefined {
   const stale = staleProblem(results, model, c);
   if (stale) return stale;
   if (pred.exact) {
@@ -444,13 +529,25 @@ function pageProblem(pred: Prediction, want: PageWant, results: Rec[], model: Mo
   return undefined;
 }
 
-function linkProblem(link: string | null, sender: Sender, op: Operation, sentParams: Map<string, string>, page: string): string | undefined {
+function linkProblem(
+  link: string | null,
+  sender: Sender,
+  op: Operation,
+  sentParams: Map<string, string>,
+  page: string,
+): string | undefined {
   if (link === null) return undefined;
   const url = new URL(link);
   if (url.origin !== sender.baseUrl || url.pathname !== op.path) return `${link} is not ${sender.baseUrl}${op.path}`;
-  const kept = (m: Iterable<[string, string]>) => [...m].filter(([k]) => k !== 'page' && k !== 'cursor').map(([k, v]) => `${k}=${v}`).sort();
-  if (JSON.stringify(kept(url.searchParams)) !== JSON.stringify(kept(sentParams))) return `${link} must keep every other parameter: ${JSON.stringify(kept(sentParams))}`;
-  if (page === 'cursor') return url.searchParams.get('cursor') && !url.searchParams.has('page') ? undefined : `${link} must carry a cursor and no page`;
+  const kept = (m: Iterable<[string, string]>) =>
+    [...m]
+      .filter(([k]) => k !== 'page' && k !== 'cursor')
+      .map(([k, v]) => `${k}=${v}`)
+      .sort();
+  if (JSON.stringify(kept(url.searchParams)) !== JSON.stringify(kept(sentParams)))
+    return `${link} must keep every other parameter: ${JSON.stringify(kept(sentParams))}`;
+  if (page === 'cursor')
+    return url.searchParams.get('cursor') && !url.searchParams.has('page') ? undefined : `${link} must carry a cursor and no page`;
   return url.searchParams.get('page') === page && !url.searchParams.has('cursor') ? undefined : `${link} must be page ${page}`;
 }
 
@@ -464,13 +561,18 @@ async function runList(plan: Plan, model: Model, sender: Sender): Promise<void> 
   const answer = await sender.send(sent);
   let must = checker(plan, sent, answer);
   const mode = params.has('cursor') ? (resumed ? 'cursor resume' : 'cursor') : 'page';
-  sender.tally(`valid list ${mode}${q.ordering ? ' ordering' : ''}${Object.keys(q.filters).length ? ' filtered' : ''}${q.terms.length ? ' search' : ''} ${answer.status}`);
+  sender.tally(
+    `valid list ${mode}${q.ordering ? ' ordering' : ''}${Object.keys(q.filters).length ? ' filtered' : ''}${q.terms.length ? ' search' : ''} ${answer.status}`,
+  );
 
   // Problems that no schema states: a range upside down, a cursor beside a page.
   const problems = [...model.invertedRanges(c, q.filters), ...(params.has('cursor') && params.has('page') ? ['cursor'] : [])];
   if (problems.length) {
     must(answer.status === 400, `want 400 naming ${problems.join(' and ')}`);
-    return void must(problems.every((p) => named(answer).includes(p)), `the 400 must name ${problems.join(' and ')}, names ${JSON.stringify(named(answer))}`);
+    return void must(
+      problems.every((p) => named(answer).includes(p)),
+      `the 400 must name ${problems.join(' and ')}, names ${JSON.stringify(named(answer))}`,
+    );
   }
   const sizeDefault = op.params.find((p) => p.name === 'page_size')!.schema.default as number;
   const size = Number(params.get('page_size') ?? sizeDefault);
@@ -486,7 +588,11 @@ async function runList(plan: Plan, model: Model, sender: Sender): Promise<void> 
     const page = Number(params.get('page') ?? 1);
     const offset = (page - 1) * size;
     const sure = pred.sure.size;
-    if (answer.status === 404) return void must(page > 1 && (pred.exact ? offset >= pred.orders[0].length : offset >= sure), `a 404 list must be past the end (${pred.orders[0].length} records match${pred.exact ? '' : ', some maybe'})`);
+    if (answer.status === 404)
+      return void must(
+        page > 1 && (pred.exact ? offset >= pred.orders[0].length : offset >= sure),
+        `a 404 list must be past the end (${pred.orders[0].length} records match${pred.exact ? '' : ', some maybe'})`,
+      );
     must(answer.status === 200, 'want 200');
     const { count, results, next, previous } = answer.body;
     if (pred.exact) must(count === pred.orders[0].length, `count ${count}, the model counts ${pred.orders[0].length}`);
@@ -494,19 +600,37 @@ async function runList(plan: Plan, model: Model, sender: Sender): Promise<void> 
     must(page === 1 || offset < count, `page ${page} of ${size} is past the last one (${count} records): want 404`);
     must(results.length === Math.max(0, Math.min(size, count - offset)), `page of ${size} at ${offset} out of ${count}`);
     must((next !== null) === offset + size < count && (previous !== null) === page > 1, 'next and previous');
-    for (const [link, to] of [[next, page + 1], [previous, page - 1]] as const) {
+    for (const [link, to] of [
+      [next, page + 1],
+      [previous, page - 1],
+    ] as const) {
       const p = linkProblem(link, sender, op, params, String(to));
       must(p === undefined, p!);
     }
     const stale = staleProblem(results, model, c);
     must(stale === undefined, stale!);
-    if (pred.exact) return anyVariant((v) => (ids(results) === ids(pred.orders[v].slice(offset, offset + size)) ? undefined : `want records ${ids(pred.orders[v].slice(offset, offset + size))}, in this order`));
+    if (pred.exact)
+      return anyVariant((v) =>
+        ids(results) === ids(pred.orders[v].slice(offset, offset + size))
+          ? undefined
+          : `want records ${ids(pred.orders[v].slice(offset, offset + size))}, in this order`,
+      );
     // Not sure of every match: the page is a run of the candidates in order, skipping none that surely match.
     return anyVariant((v) => {
       const list = pred.orders[v];
       const first = results.length ? list.findIndex((r) => r.id === results[0].id) : list.length;
       if (first === -1) return `record ${results[0].id} does not match`;
-      if (offset > 0 || results.length === 0) return pageProblem(pred, { page: [], window: list.slice(first), next: false, previous: false }, results, model, c, false, size, next !== null);
+      if (offset > 0 || results.length === 0)
+        return pageProblem(
+          pred,
+          { page: [], window: list.slice(first), next: false, previous: false },
+          results,
+          model,
+          c,
+          false,
+          size,
+          next !== null,
+        );
       return pageProblem(pred, { page: [], window: list, next: false, previous: false }, results, model, c, false, size, next !== null);
     });
   }
@@ -525,8 +649,10 @@ async function runList(plan: Plan, model: Model, sender: Sender): Promise<void> 
     anyVariant((v) => {
       const want = seek(pred, v, boundary, backward, size);
       const wrong = pageProblem(pred, want, results, model, c, backward, size, (backward ? previous : next) !== null);
-      if (wrong) return `${backward ? 'before' : 'after'} ${boundary ? `record ${JSON.stringify(boundary).slice(0, 300)}` : 'the start'}: ${wrong}`;
-      if (pred.exact && ((next !== null) !== want.next || (previous !== null) !== want.previous)) return `want ${want.next ? 'a' : 'no'} next and ${want.previous ? 'a' : 'no'} previous link`;
+      if (wrong)
+        return `${backward ? 'before' : 'after'} ${boundary ? `record ${JSON.stringify(boundary).slice(0, 300)}` : 'the start'}: ${wrong}`;
+      if (pred.exact && ((next !== null) !== want.next || (previous !== null) !== want.previous))
+        return `want ${want.next ? 'a' : 'no'} next and ${want.previous ? 'a' : 'no'} previous link`;
       if (!backward && boundary === undefined && previous !== null) return 'the first page has no previous page';
       return undefined;
     });
@@ -536,7 +662,10 @@ async function runList(plan: Plan, model: Model, sender: Sender): Promise<void> 
     }
     // Cursors for later: bound to this query, starting from the record at the page's edge.
     const edge = (dir: 'n' | 'p') => (results.length ? (dir === 'n' ? results[results.length - 1] : results[0]) : boundary);
-    for (const [link, dir] of [[next, 'n'], [previous, 'p']] as const) {
+    for (const [link, dir] of [
+      [next, 'n'],
+      [previous, 'p'],
+    ] as const) {
       if (link === null || !edge(dir)) continue;
       const url = new URL(link);
       const bound = [...url.searchParams].filter(([k]) => k !== 'cursor').map(([k, v]) => `${encodeURIComponent(k)}=${encodeLoose(v)}`);
@@ -572,14 +701,26 @@ async function raceCreates(plan: Plan, model: Model, sender: Sender): Promise<vo
   const race = plan.race as Extract<Plan['race'], { kind: 'creates' }>;
   const sent: Sent = { method: 'POST', path: op.path, query: [], body: { json: plan.body }, headers: { 'Idempotency-Key': race.key } };
   const answers = await Promise.all(Array.from({ length: race.copies }, () => sender.send(sent)));
-  const all: Answer = { status: 0, headers: new Headers(), body: answers.map((a) => ({ status: a.status, replayed: a.headers.get('idempotent-replayed'), body: a.body })) };
+  const all: Answer = {
+    status: 0,
+    headers: new Headers(),
+    body: answers.map((a) => ({ status: a.status, replayed: a.headers.get('idempotent-replayed'), body: a.body })),
+  };
   const must = checker(plan, { ...sent, method: `${race.copies} x POST` }, all);
-  sender.tally(`race creates ${answers.map((a) => a.status).sort().join(',')}`);
+  sender.tally(
+    `race creates ${answers
+      .map((a) => a.status)
+      .sort()
+      .join(',')}`,
+  );
   if (model.remembered(c, race.key)) return;
   const fields = model.written(c, plan.body as Record<string, unknown>, true);
   const conflicts = model.conflicts(c, fields);
   if (conflicts.length) {
-    return void must(answers.every((a) => a.status === 409 && named(a).some((f) => conflicts.includes(f) || f === 'Idempotency-Key')), `${conflicts} taken: every one must be 409`);
+    return void must(
+      answers.every((a) => a.status === 409 && named(a).some((f) => conflicts.includes(f) || f === 'Idempotency-Key')),
+      `${conflicts.join(',')} taken: every one must be 409`,
+    );
   }
   const fresh = answers.filter((a) => a.status === 201 && a.headers.get('idempotent-replayed') === null);
   must(fresh.length === 1, 'exactly one of the creates with one Idempotency-Key creates');
@@ -587,12 +728,24 @@ async function raceCreates(plan: Plan, model: Model, sender: Sender): Promise<vo
   for (const a of answers) {
     if (a === first) continue;
     if (a.status === 409) must(named(a).includes('Idempotency-Key'), 'a 409 while the first create runs names Idempotency-Key');
-    else must(a.status === 201 && a.headers.get('idempotent-replayed') === 'true' && JSON.stringify(a.body) === JSON.stringify(first.body) && a.headers.get('location') === first.headers.get('location') && a.headers.get('etag') === first.headers.get('etag'), 'the others replay the first answer, or are 409');
+    else
+      must(
+        a.status === 201 &&
+          a.headers.get('idempotent-replayed') === 'true' &&
+          JSON.stringify(a.body) === JSON.stringify(first.body) &&
+          a.headers.get('location') === first.headers.get('location') &&
+          a.headers.get('etag') === first.headers.get('etag'),
+        'the others replay the first answer, or are 409',
+      );
   }
   const v = versionOf(first);
   must(v !== undefined, 'a created record has an ETag');
   const json = JSON.parse(JSON.stringify(plan.body));
-  model.remember(c, race.key, { canon: canonical(json), body: json, answer: { body: first.body, location: first.headers.get('location'), etag: first.headers.get('etag') } });
+  model.remember(c, race.key, {
+    canon: canonical(json),
+    body: json,
+    answer: { body: first.body, location: first.headers.get('location'), etag: first.headers.get('etag') },
+  });
   model.set(c, first.body, v!);
 }
 
@@ -606,14 +759,34 @@ async function raceWrites(plan: Plan, model: Model, sender: Sender): Promise<voi
   const version = target ? model.version(c, id) : 1;
   if (version === undefined) return;
   const headers = { 'If-Match': `"${version}"` };
-  const requests: Sent[] = race.deletes.map((del) => (del ? { method: 'DELETE', path: op.path.replace('{id}', String(id)), query: [], headers } : { method: 'PATCH', path: op.path.replace('{id}', String(id)), query: [], body: { json: {} }, headers }));
+  const requests: Sent[] = race.deletes.map((del) =>
+    del
+      ? { method: 'DELETE', path: op.path.replace('{id}', String(id)), query: [], headers }
+      : { method: 'PATCH', path: op.path.replace('{id}', String(id)), query: [], body: { json: {} }, headers },
+  );
   const answers = await Promise.all(requests.map((r) => sender.send(r)));
-  const all: Answer = { status: 0, headers: new Headers(), body: answers.map((a) => ({ status: a.status, etag: a.headers.get('etag'), body: a.body })) };
+  const all: Answer = {
+    status: 0,
+    headers: new Headers(),
+    body: answers.map((a) => ({ status: a.status, etag: a.headers.get('etag'), body: a.body })),
+  };
   const must = checker(plan, { ...requests[0], method: race.deletes.map((d) => (d ? 'DELETE' : 'PATCH')).join('+') }, all);
-  sender.tally(`race writes ${answers.map((a) => a.status).sort().join(',')}`);
-  if (!target) return void must(answers.every((a) => a.status === 412), 'no record: every conditional write is 412');
+  sender.tally(
+    `race writes ${answers
+      .map((a) => a.status)
+      .sort()
+      .join(',')}`,
+  );
+  if (!target)
+    return void must(
+      answers.every((a) => a.status === 412),
+      'no record: every conditional write is 412',
+    );
   const won = answers.map((a, i) => [a, requests[i]] as const).filter(([a]) => a.status === 200 || a.status === 204);
-  must(won.length === 1 && answers.every((a) => a.status === 412 || won[0][0] === a), `of ${answers.length} writes with ETag "${version}", exactly one succeeds and the others are 412`);
+  must(
+    won.length === 1 && answers.every((a) => a.status === 412 || won[0][0] === a),
+    `of ${answers.length} writes with ETag "${version}", exactly one succeeds and the others are 412`,
+  );
   const [answer, request] = won[0];
   if (request.method === 'DELETE') {
     must(answer.status === 204, 'DELETE: 204');

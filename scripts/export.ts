@@ -1,0 +1,37 @@
+// `npm run export -- --collection posts > posts.jsonl`: every record of a collection as NDJSON
+// on stdout (write fields plus created_at/updated_at, one record a line), from the database that
+// DATABASE_URL names (as for the service), in constant memory. A count goes to stderr.
+import { parseArgs } from 'node:util';
+import { ConfigError, loadConfig } from '../src/config';
+import { openDb } from '../src/db/connection';
+import { ExportError, exportCollection } from './export/index';
+
+const USAGE = `usage: npm run -s export -- --collection <posts|products|books|users|tasks> > file.jsonl
+  Writes every record of the collection in the database named by DATABASE_URL (default: the
+  SQLite file) to stdout as NDJSON: one record a line, its write fields and created_at/updated_at.`;
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { collection: { type: 'string' }, help: { type: 'boolean', default: false } } });
+  if (values.help) return void console.log(USAGE);
+  if (!values.collection) throw new ExportError(`--collection is required\n${USAGE}`);
+  const db = openDb(loadConfig().database);
+  try {
+    const started = process.hrtime.bigint();
+    const count = await exportCollection(db, values.collection, process.stdout);
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    console.error(`exported ${count.toLocaleString('en')} ${values.collection} in ${seconds.toFixed(1)} s`);
+  } finally {
+    await db.destroy();
+  }
+}
+
+// A reader that goes away (`| head`) ends the export quietly, as other Unix tools do.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+});
+
+main().catch((err: unknown) => {
+  const known = err instanceof ExportError || err instanceof ConfigError;
+  console.error(`export failed: ${known ? err.message : String((err as Error)?.stack ?? err)}`);
+  process.exit(1);
+});

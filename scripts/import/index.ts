@@ -1,0 +1,88 @@
+// Imports an NDJSON file into one collection: every line is checked first (nothing is written
+// when one is bad), then all rows go in one transaction.
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { collections } from '../../src/collections';
+import type { Db } from '../../src/db/connection';
+import { migrate } from '../../src/db/migrations';
+import { dbTimestamp } from '../../src/db/time';
+import { loadSpec } from '../../src/spec';
+import { lineChecker, type ImportRecord } from './validate';
+import { type Value, writeRows } from './write';
+
+export class ImportError extends Error {}
+
+export interface ImportOptions {
+  onValidated?: (lines: number) => void;
+  onWritten?: (rows: number) => void;
+}
+
+async function* lines(file: string): AsyncGenerator<[number, string]> {
+  const input = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
+  let n = 0;
+  for await (const line of input) {
+    n++;
+    // Blank lines (a trailing newline, a gap) hold no record.
+    if (line.trim() !== '') yield [n, line];
+  }
+}
+
+/** Unique values as the database compares them: email ignoring (ASCII) case, others exactly. */
+function uniqueKey(field: string, value: unknown): string {
+  return field === 'email' ? String(value).toLowerCase() : String(value);
+}
+
+export async function importFile(db: Db, collection: string, file: string, options: ImportOptions = {}): Promise<number> {
+  const c = collections.find((x) => x.name === collection);
+  if (!c) throw new ImportError(`--collection must be one of ${collections.map((x) => x.name).join(', ')}`);
+  const { fields, check } = lineChecker(loadSpec(), c);
+
+  // Pass 1: every line valid, and unique fields unique within the file.
+  const seen = new Map<string, Map<string, number>>(c.uniqueFields.map((f) => [f, new Map()]));
+  let count = 0;
+  for await (const [n, line] of lines(file)) {
+    const checked = check(line);
+    if (!checked.ok) {
+      const { field, message } = checked.errors[0];
+      throw new ImportError(`line ${n}: ${field}: ${message}; nothing was imported`);
+    }
+    for (const [field, values] of seen) {
+      const key = uniqueKey(field, checked.record.values[field]);
+      const first = values.get(key);
+      if (first !== undefined)
+        throw new ImportError(`line ${n}: ${field}: must be unique; line ${first} has the same value; nothing was imported`);
+      values.set(key, n);
+    }
+    if (++count % 50_000 === 0) options.onValidated?.(count);
+  }
+  options.onValidated?.(count);
+
+  await migrate(db);
+  // ... and not taken by a record already there (the database compares as it does on create).
+  for (const [field, values] of seen) {
+    const keys = [...values.keys()];
+    for (let i = 0; i < keys.length; i += 1000) {
+      const taken: unknown[] = await db(c.name)
+        .whereIn(field, keys.slice(i, i + 1000))
+        .pluck(field);
+      if (taken.length) {
+        const line = values.get(uniqueKey(field, taken[0]));
+        throw new ImportError(`line ${line}: ${field}: must be unique; a record already has this value; nothing was imported`);
+      }
+    }
+  }
+
+  // Pass 2: the same lines, now known to be valid, written in one transaction.
+  const columns = [...fields, 'created_at', 'updated_at'];
+  const now = dbTimestamp();
+  const stamp = (iso: string) => iso.replace('T', ' ').replace('Z', '');
+  async function* rows(): AsyncGenerator<Value[]> {
+    for await (const [, line] of lines(file)) {
+      const record = (check(line) as { record: ImportRecord }).record;
+      const created = record.created_at ? stamp(record.created_at) : now;
+      const updated = record.updated_at ? stamp(record.updated_at) : created;
+      yield [...fields.map((f) => record.values[f] as Value), created, updated];
+    }
+  }
+  return writeRows(db, rows(), { table: c.name, columns, searchFields: c.searchFields, onProgress: options.onWritten });
+}

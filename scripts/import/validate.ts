@@ -1,0 +1,69 @@
+// Checks one NDJSON line of an import against the spec's own write schema (the one that POST
+// and PUT bodies are validated with), plus the timestamps an import may carry.
+import Ajv from 'ajv';
+import addFormats from 'ajv-formats';
+import type { OpenAPIV3 } from 'openapi-types';
+import type { Collection } from '../../src/collections';
+import { writeFields } from '../../src/handlers/serialize';
+import { fieldErrors, malformedStrings } from '../../src/http/validation';
+import type { FieldError } from '../../src/http/problem';
+
+const TIMESTAMPS = ['created_at', 'updated_at'] as const;
+const SERVICE_SET = new Set(['id', ...TIMESTAMPS]);
+
+export interface ImportRecord {
+  /** The write fields as given, with defaults for those left out. */
+  values: Record<string, unknown>;
+  /** As sent, normalized to UTC milliseconds (`2026-11-22T09:32:05.156Z`), or undefined. */
+  created_at?: string;
+  updated_at?: string;
+}
+
+export type Checked = { ok: true; record: ImportRecord } | { ok: false; errors: FieldError[] };
+
+/** Builds the checker of one collection's lines from the spec document. */
+export function lineChecker(spec: OpenAPIV3.Document, c: Collection): { fields: string[]; check: (line: string) => Checked } {
+  const ajv = new Ajv({ allErrors: true, verbose: true, strict: false });
+  addFormats(ajv, { mode: 'full' });
+  ajv.addSchema(spec, 'spec');
+  const write = ajv.getSchema(`spec#/components/schemas/${c.resource}Write`)!;
+  const timestamp = ajv.getSchema('spec#/components/schemas/Timestamp')!;
+  const fields = writeFields(spec, c.resource);
+
+  const check = (line: string): Checked => {
+    let body: unknown;
+    try {
+      body = JSON.parse(line);
+    } catch (err) {
+      return { ok: false, errors: [{ field: 'line', message: `is not JSON (${(err as Error).message})` }] };
+    }
+    const strings = malformedStrings(body);
+    if (strings.length) return { ok: false, errors: strings };
+    const given = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
+    // The service-set fields are no write fields: an id is ignored, as in a request body, and the
+    // timestamps an import keeps are checked below.
+    const fieldsOnly = body === given ? Object.fromEntries(Object.entries(given).filter(([k]) => !SERVICE_SET.has(k))) : body;
+    if (!write(fieldsOnly))
+      return { ok: false, errors: fieldErrors(write.errors!.map((e) => ({ ...e, instancePath: `/requestBody${e.instancePath}` }))) };
+    const errors: FieldError[] = [];
+    const times: Partial<Record<(typeof TIMESTAMPS)[number], string>> = {};
+    for (const name of TIMESTAMPS) {
+      const value = given[name];
+      if (value === undefined) continue;
+      // The Timestamp schema is a string: anything else fails it.
+      if (typeof value !== 'string' || !timestamp(value) || Number.isNaN(Date.parse(value))) {
+        errors.push({ field: name, message: 'must be an RFC 3339 date-time, e.g. 2026-11-22T09:32:05.156Z' });
+      } else {
+        times[name] = new Date(value).toISOString();
+      }
+    }
+    if (times.created_at && times.updated_at && times.updated_at < times.created_at) {
+      errors.push({ field: 'updated_at', message: 'must not be before created_at' });
+    }
+    if (errors.length) return { ok: false, errors };
+    const values: Record<string, unknown> = {};
+    for (const f of fields) values[f.name] = given[f.name] !== undefined ? given[f.name] : (f.default ?? null);
+    return { ok: true, record: { values, ...times } };
+  };
+  return { fields: fields.map((f) => f.name), check };
+}

@@ -1,0 +1,146 @@
+// The service (or the benchmark's baseline) as a child process: the one way that the tests, the
+// Arazzo runner (scripts/respect.mjs) and the benchmark start it. Node runs it directly, with no
+// npm or npx wrapper that would add its own lines to stderr or stand between it and its signals.
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+export const ROOT = resolve(__dirname, '../..');
+
+/**
+ * What runs: `built` is `node dist/main.js`, what `npm start` runs in production (build it with
+ * `npm run build`); `source` is src/main.ts through tsx's loader, no build needed; any other
+ * value is a TypeScript file under ROOT, run through tsx (the benchmark's baseline).
+ */
+export type Entry = 'built' | 'source' | (string & {});
+
+export interface ServiceOptions {
+  entry: Entry;
+  /** The child's whole environment: nothing of this process's is passed on unless given here. */
+  env: NodeJS.ProcessEnv;
+  /** Options for node itself, such as `--cpu-prof`. */
+  nodeArgs?: string[];
+  /**
+   * Stop keeping stdout once the `listening` line came (it is still read, so that the child
+   * never blocks on a full pipe): under a benchmark the service logs a line per request.
+   */
+  forgetAfterStart?: boolean;
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  pid: number;
+  /** The JSON lines of stdout (the log), parsed, as they arrive; other lines are only in stdout(). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- any JSON the child logs; tests read the fields they assert
+  lines: Record<string, any>[];
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code (or signal) once the process has ended. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** SIGTERM (or the signal given), then SIGKILL if it is still running after killAfterMs. */
+  stop(signal?: NodeJS.Signals, killAfterMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+export interface RunningService extends ServiceProcess {
+  /** `http://host:port`, without a trailing slash. */
+  url: string;
+  port: number;
+}
+
+/** The environment a child starts from when the caller's own variables must not leak into it. */
+export function minimalEnv(): NodeJS.ProcessEnv {
+  return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+}
+
+function nodeArguments(entry: Entry): string[] {
+  if (entry === 'built') {
+    assertBuilt();
+    return [join(ROOT, 'dist', 'main.js')];
+  }
+  return ['--import', 'tsx', entry === 'source' ? join(ROOT, 'src', 'main.ts') : resolve(ROOT, entry)];
+}
+
+function newestSource(dir: string): number {
+  let newest = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
+  }
+  return newest;
+}
+
+/** A missing or stale dist/ would run (or measure) other code than src/ holds: refuse it. */
+export function assertBuilt(): void {
+  const main = join(ROOT, 'dist', 'main.js');
+  if (!existsSync(main)) throw new Error('dist/main.js is missing: run `npm run build` first');
+  if (newestSource(join(ROOT, 'src')) > statSync(main).mtimeMs) {
+    throw new Error('dist/ is older than src/: run `npm run build` first');
+  }
+}
+
+export function spawnService({ entry, env, nodeArgs = [], forgetAfterStart = false }: ServiceOptions): ServiceProcess {
+  const child = spawn(process.execPath, [...nodeArgs, ...nodeArguments(entry)], {
+    cwd: ROOT,
+    // One process unless the caller asks for workers (the service's default is every core).
+    env: { WEB_CONCURRENCY: '1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  let partial = '';
+  let keep = true;
+  const lines: ServiceProcess['lines'] = [];
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    if (!keep) return;
+    out += chunk;
+    partial += chunk;
+    const complete = partial.split('\n');
+    partial = complete.pop()!;
+    for (const line of complete) {
+      if (!line.startsWith('{')) continue;
+      try {
+        const parsed = JSON.parse(line) as ServiceProcess['lines'][number];
+        lines.push(parsed);
+        if (forgetAfterStart && parsed.msg === 'listening') keep = false;
+      } catch {
+        // not a log line: kept in stdout() only
+      }
+    }
+  });
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) =>
+    child.once('exit', (code, signal) => resolveExit({ code, signal })),
+  );
+  const stop = async (signal: NodeJS.Signals = 'SIGTERM', killAfterMs = 10_000) => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill(signal);
+      const killer = setTimeout(() => child.kill('SIGKILL'), killAfterMs);
+      await exited;
+      clearTimeout(killer);
+    }
+    return exited;
+  };
+  return { child, pid: child.pid!, lines, stdout: () => out, stderr: () => err, exited, stop };
+}
+
+/**
+ * Starts the service (on a free port unless env.PORT says otherwise) and waits for its start-up
+ * line, `{"msg":"listening","url":"http://host:port/",...}`, the last one it logs at start-up.
+ */
+export async function startService(options: ServiceOptions, timeoutMs = 60_000): Promise<RunningService> {
+  const service = spawnService({ ...options, env: { PORT: '0', HOST: '127.0.0.1', ...options.env } });
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const listening = service.lines.find((l) => l.msg === 'listening' && typeof l.url === 'string');
+    if (listening) {
+      const url = new URL(listening.url as string);
+      return { ...service, url: url.origin, port: Number(listening.port ?? url.port) };
+    }
+    const ended = await Promise.race([service.exited, new Promise((r) => setTimeout(r, 50, undefined))]);
+    if (ended) throw new Error(`the service exited before listening: ${JSON.stringify(ended)}\n${service.stderr()}${service.stdout()}`);
+    if (Date.now() > deadline) {
+      await service.stop('SIGKILL');
+      throw new Error(`the service did not listen within ${timeoutMs} ms\n${service.stderr()}${service.stdout()}`);
+    }
+  }
+}

@@ -1,0 +1,47 @@
+// Which failed database work may simply be run again. On a Galera cluster two nodes may commit
+// conflicting writes at once; the loser's transaction is rolled back and reported as a deadlock
+// (ER_LOCK_DEADLOCK), as InnoDB reports its own deadlocks on one server. A node that is not
+// ready for clients (not synced, or cut off from the majority) refuses statements before running
+// them (ER_UNKNOWN_COM_ERROR, 1047). Either way nothing took effect, and running the whole
+// operation again is safe. A lost connection is different: a write may have committed before
+// the answer was lost, so only reads are run again after one.
+
+/** Tries in all, the first included; then the failure is answered 503 with Retry-After. */
+export const MAX_TRIES = 5;
+
+const ROLLED_BACK = new Set(['ER_LOCK_DEADLOCK', 'ER_UNKNOWN_COM_ERROR', 'SQLITE_BUSY']);
+const CONNECTION_LOST = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'PROTOCOL_CONNECTION_LOST',
+  'ER_CONNECTION_KILLED',
+  'ER_SERVER_SHUTDOWN',
+]);
+
+export function isRetryable(err: unknown, readOnly: boolean): boolean {
+  if (!err || typeof err !== 'object') return false;
+  const { code, fatal } = err as { code?: string; fatal?: boolean };
+  if (code && ROLLED_BACK.has(code)) return true;
+  // A connection that was never made ran nothing, whatever the request was.
+  if (code === 'ECONNREFUSED') return true;
+  return readOnly && ((code !== undefined && CONNECTION_LOST.has(code)) || fatal === true);
+}
+
+/** A short, growing, jittered pause, so that conflicting writers do not collide again in step. */
+export function retryDelay(attempt: number): Promise<void> {
+  const ms = 10 * 2 ** attempt * (0.5 + Math.random());
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+/** Runs `work`, again after a retryable failure, up to MAX_TRIES times in all. */
+export async function retrying<T>(work: () => Promise<T>, readOnly = false): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (err) {
+      if (attempt >= MAX_TRIES || !isRetryable(err, readOnly)) throw err;
+      await retryDelay(attempt);
+    }
+  }
+}

@@ -1,0 +1,99 @@
+import type { Knex } from 'knex';
+import { type Db, isMysql, searchFold } from './connection';
+
+/**
+ * The search index on SQLite: an FTS5 table per record table, `<table>_search`, tokenized into
+ * trigrams of the search fields' text *as search folds it* (search_fold, the same function
+ * as the scan's LOWER, registered in connection.ts). The tokenizer itself is case-sensitive, so
+ * SQLite's own Unicode tables (older than Node's) never decide what matches: a phrase query of
+ * the folded term is then exactly "this folded substring occurs in one field", the scan's
+ * predicate. Contentless (the text lives once, in the record table) with contentless_delete,
+ * kept by triggers inside each write's own statement (migration 005).
+ */
+export const TRIGRAM = 3;
+
+export function indexTable(table: string): string {
+  return `${table}_search`;
+}
+
+/** Terms of fewer than 3 characters (after folding) yield no trigram; they are matched by a scan. */
+export function indexable(term: string): boolean {
+  return [...searchFold(term)].length >= TRIGRAM;
+}
+
+/** An FTS5 query: every term as a phrase (a quoted string), all of them required. */
+export function matchQuery(terms: readonly string[]): string {
+  // parseSearch never leaves a double quote inside a term; doubling is FTS5's escape anyway.
+  return terms.map((t) => `"${searchFold(t).replace(/"/g, '""')}"`).join(' AND ');
+}
+
+/** SQL of migration 005's triggers and index for one table on SQLite. */
+export function sqliteIndexStatements(table: string, fields: readonly string[]): string[] {
+  const fts = indexTable(table);
+  const cols = fields.map((f) => `"${f}"`).join(', ');
+  const folded = (row: string) => fields.map((f) => `search_fold(${row}."${f}")`).join(', ');
+  const changed = fields.map((f) => `new."${f}" IS NOT old."${f}"`).join(' OR ');
+  return [
+    `CREATE VIRTUAL TABLE "${fts}" USING fts5(${cols}, content='', contentless_delete=1, detail=full, ` +
+      `tokenize="trigram case_sensitive 1")`,
+    `INSERT INTO "${fts}" (rowid, ${cols}) SELECT id, ${folded(`"${table}"`)} FROM "${table}"`,
+    `CREATE TRIGGER "${fts}_insert" AFTER INSERT ON "${table}" BEGIN ` +
+      `INSERT INTO "${fts}" (rowid, ${cols}) VALUES (new.id, ${folded('new')}); END`,
+    `CREATE TRIGGER "${fts}_delete" AFTER DELETE ON "${table}" BEGIN DELETE FROM "${fts}" WHERE rowid = old.id; END`,
+    `CREATE TRIGGER "${fts}_update" AFTER UPDATE ON "${table}" WHEN ${changed} BEGIN ` +
+      `DELETE FROM "${fts}" WHERE rowid = old.id; ` +
+      `INSERT INTO "${fts}" (rowid, ${cols}) VALUES (new.id, ${folded('new')}); END`,
+  ];
+}
+
+/**
+ * For a bulk load on SQLite, inside its transaction: the index's insert trigger is dropped,
+ * and `finish` indexes the rows added since (one INSERT ... SELECT, about 3.5x faster than a
+ * trigger per row) and puts the trigger back. DDL is transactional in SQLite, so a rollback
+ * undoes all of it. Returns undefined when the table has no index.
+ */
+export function sqliteBulkIndex(
+  conn: { prepare(sql: string): { run(...a: unknown[]): unknown; get(...a: unknown[]): unknown } },
+  table: string,
+  fields: readonly string[],
+): (() => void) | undefined {
+  const fts = indexTable(table);
+  const trigger = `${fts}_insert`;
+  if (!conn.prepare("SELECT 1 AS y FROM sqlite_master WHERE type = 'trigger' AND name = ?").get(trigger)) return undefined;
+  const [, fill, create] = sqliteIndexStatements(table, fields);
+  const { top } = conn.prepare(`SELECT COALESCE(MAX(id), 0) AS top FROM "${table}"`).get() as { top: number };
+  conn.prepare(`DROP TRIGGER "${trigger}"`).run();
+  return () => {
+    conn.prepare(`${fill} WHERE id > ?`).run(top);
+    conn.prepare(create).run();
+  };
+}
+
+export interface SearchPlan {
+  /** Terms the index answers exactly. */
+  indexed: string[];
+  /** Terms checked on each candidate row by the scan's predicate. */
+  scanned: string[];
+}
+
+/** Which terms go to the index on this database; on MySQL, none yet (the scan answers). */
+export function planSearch(db: Db, terms: readonly string[]): SearchPlan {
+  if (isMysql(db)) return { indexed: [], scanned: [...terms] };
+  return { indexed: terms.filter(indexable), scanned: terms.filter((t) => !indexable(t)) };
+}
+
+/** Narrows `query` (on `table`) to the rows holding every indexed term. */
+export function applyIndexedTerms(query: Knex.QueryBuilder, table: string, terms: readonly string[]): void {
+  if (!terms.length) return;
+  const fts = indexTable(table);
+  query.whereRaw('?? IN (SELECT rowid FROM ?? WHERE ?? MATCH ?)', [`${table}.id`, fts, fts, matchQuery(terms)]);
+}
+
+/** The number of rows holding every term, from the index alone (no filters, no scanned terms). */
+export async function countIndexed(db: Db, table: string, terms: readonly string[]): Promise<number> {
+  const fts = indexTable(table);
+  const [{ n }] = await db(fts)
+    .whereRaw('?? MATCH ?', [fts, matchQuery(terms)])
+    .count({ n: '*' });
+  return Number(n);
+}

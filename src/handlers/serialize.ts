@@ -1,0 +1,43 @@
+import type { OpenAPIV3 } from 'openapi-types';
+import type { Collection, RecordOf, ResourceName } from '../collections';
+import type { Row } from '../db/records';
+import { apiTimestamp } from '../db/time';
+
+/** A client field and its default, read from the spec's write schema (never restated here). */
+export interface Field {
+  name: string;
+  default: unknown;
+}
+
+export function writeFields(spec: OpenAPIV3.Document, resource: ResourceName): Field[] {
+  const schema = spec.components?.schemas?.[`${resource}Write`] as OpenAPIV3.SchemaObject;
+  return Object.entries(schema.properties ?? {}).map(([name, prop]) => ({
+    name,
+    default: (prop as OpenAPIV3.SchemaObject).default as unknown,
+  }));
+}
+
+/** Exactly two decimals, whether the value is MySQL's DECIMAL string, SQLite's REAL or as sent. */
+function decimal(value: unknown): string {
+  const text = String(value);
+  const [whole, fraction = ''] = text.split('.');
+  return /^[0-9]+(\.[0-9]*)?$/.test(text) && fraction.length <= 2 ? `${whole}.${fraction.padEnd(2, '0')}` : Number(value).toFixed(2);
+}
+
+/** A row as the contract's record: id, the write fields, then the two timestamps. */
+export function recordSerializer(spec: OpenAPIV3.Document, c: Collection): (row: Row) => RecordOf<ResourceName> {
+  const fields = writeFields(spec, c.resource);
+  const decimals = new Set<string>(c.decimalFields);
+  return (row) => {
+    const out: Record<string, unknown> = { id: Number(row.id) };
+    for (const { name } of fields) out[name] = decimals.has(name) ? decimal(row[name]) : row[name];
+    out.created_at = apiTimestamp(row.created_at);
+    out.updated_at = apiTimestamp(row.updated_at);
+    return out as RecordOf<ResourceName>;
+  };
+}
+
+/** Rows as records, one at a time (a walk stays lazy). */
+export async function* mapRows<T>(rows: AsyncIterable<Row>, serialize: (row: Row) => T): AsyncGenerator<T> {
+  for await (const row of rows) yield serialize(row);
+}

@@ -1,0 +1,47 @@
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { HttpProblem, invalid } from './problem';
+import type { RouteTable } from './routes';
+import { malformedStrings } from './validation';
+
+const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * Only an operation that takes a body reads one, and only as UTF-8 JSON: anything else is a 415
+ * before any byte is parsed. Parse failures (bad JSON, too large, cut short) reach the error
+ * handler as body-parser's typed errors; strings JSON admits but the contract refuses are a 400.
+ */
+export function jsonBody(routes: RouteTable, limit: number) {
+  const json = express.json({
+    limit,
+    type: () => true,
+    strict: false,
+    // An empty body is no JSON document; body-parser would read it as {}, and a PATCH would pass.
+    verify: (_req, _res, buf) => {
+      if (buf.length === 0) throw Object.assign(new Error('empty body'), { type: 'entity.parse.failed' });
+    },
+  });
+  return (req: Request, res: Response, next: NextFunction) => {
+    const methods = routes.allowed(req.path);
+    if (!WITH_BODY.has(req.method) || !methods?.includes(req.method)) return next();
+    const [type, ...params] = String(req.headers['content-type'] ?? '')
+      .toLowerCase()
+      .split(';')
+      .map((p) => p.trim());
+    if (type !== 'application/json') {
+      return next(new HttpProblem(415, `The request body must be application/json, not ${type || 'absent'}`));
+    }
+    // JSON is UTF-8 (RFC 8259); body-parser would also decode UTF-16, which the contract refuses.
+    const charset = params
+      .find((p) => p.startsWith('charset='))
+      ?.slice('charset='.length)
+      .replace(/"/g, '');
+    if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+      return next(new HttpProblem(415, `The request body must be UTF-8 application/json, not charset ${charset}`));
+    }
+    json(req, res, (err?: unknown) => {
+      if (err) return next(err);
+      const bad = malformedStrings(req.body);
+      next(bad.length ? invalid(bad) : undefined);
+    });
+  };
+}

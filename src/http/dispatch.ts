@@ -1,0 +1,58 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Context, OpenAPIBackend } from 'openapi-backend';
+import { type FieldError, HttpProblem, invalid } from './problem';
+import { withoutServiceSetFields } from './readOnly';
+import type { RequestLocals } from './requestContext';
+import { fieldErrors, onlyPathErrors, operationParams } from './validation';
+
+/** Errors a request can have beyond the spec's (a list's own rules), so that one 400 names all. */
+export type ExtraErrors = (operationId: string, query: Record<string, string | string[]>) => FieldError[];
+
+/**
+ * Routes with the app's route table (compiled once from the spec's operations), validates with
+ * openapi-backend's public validateRequest against that operation, and calls the handler
+ * registered for its operationId. Every failure is thrown to the error handler.
+ */
+export function dispatch(api: OpenAPIBackend, extraErrors: ExtraErrors) {
+  return async (req: Request, res: Response, next: NextFunction) => {
+    try {
+      const { route } = res.locals as RequestLocals;
+      if (route.kind === 'none') throw new HttpProblem(404, `Nothing at ${req.path}`);
+      if (route.kind === 'method') {
+        throw new HttpProblem(405, `${req.method} is not allowed on this path`, undefined, { Allow: route.allowed.join(', ') });
+      }
+      const { operation } = route;
+      const q = req.originalUrl.indexOf('?');
+      const params = operationParams(operation, route.params, req.query, q === -1 ? '' : req.originalUrl.slice(q + 1));
+      if (params.loose === 'path') throw new HttpProblem(404, 'No record with this id');
+      if (params.loose.length) throw invalid(params.loose);
+
+      const request = {
+        method: req.method === 'HEAD' ? 'GET' : req.method,
+        path: req.path,
+        query: params.query,
+        // Fields the service sets are ignored in a body, so a fetched record can be sent back.
+        body: withoutServiceSetFields(operation, req.body),
+        headers: req.headers as Record<string, string>,
+      };
+      const validation = api.validateRequest(request, operation);
+      const errors = validation.errors ?? [];
+      if (errors.length) {
+        if (onlyPathErrors(errors)) throw new HttpProblem(404, 'No record with this id');
+        const named = fieldErrors(errors);
+        const more = extraErrors(
+          operation.operationId ?? '',
+          api.router.parseRequest(request, operation).query as Record<string, string | string[]>,
+        );
+        throw invalid([...named, ...more.filter((m) => !named.some((n) => n.field === m.field))]);
+      }
+      const coerced = validation.coerced as typeof request;
+      const context = { api, operation, validation, request: api.router.parseRequest(coerced, operation) } as Context;
+      const handler = api.handlers[operation.operationId ?? ''];
+      if (!handler) throw new Error(`no handler for operation ${operation.operationId}`);
+      await handler(context, req, res);
+    } catch (err) {
+      next(err);
+    }
+  };
+}

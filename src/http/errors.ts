@@ -1,0 +1,49 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Operation } from 'openapi-backend';
+import { collectionOf } from '../collections';
+import { classifyDbError } from '../db/errors';
+import type { Logger } from '../logger';
+import { HttpProblem, sendProblem } from './problem';
+
+/** How long a client is asked to wait before retrying when the database is unavailable. */
+export const RETRY_AFTER_SECONDS = 2;
+
+/**
+ * The one place where a failure becomes an answer: thrown problems as they are, body-parser's
+ * errors, database failures the contract names (a taken unique value: 409; an unreachable or
+ * slow database: 503), and anything else as a 500 whose cause goes to the log, never the body.
+ */
+export function toProblem(err: unknown, operation: Operation | undefined, bodyLimit: number): HttpProblem | undefined {
+  if (err instanceof HttpProblem) return err;
+  const type = (err as { type?: string } | undefined)?.type;
+  if (type === 'entity.parse.failed') return new HttpProblem(400, 'The request body is not valid JSON');
+  if (type === 'entity.too.large') return new HttpProblem(413, `The request body is larger than ${bodyLimit} bytes`);
+  if (type === 'charset.unsupported' || type === 'encoding.unsupported')
+    return new HttpProblem(415, 'The request body must be UTF-8 application/json');
+  if (type === 'request.aborted' || type === 'request.size.invalid') return new HttpProblem(400, 'The request body is incomplete');
+  const c = collectionOf(operation?.operationId);
+  const failure = classifyDbError(err, c?.name ?? '', c?.uniqueFields ?? []);
+  if (failure?.kind === 'unique' && c) {
+    return new HttpProblem(409, `Another ${c.resource.toLowerCase()} already has this ${failure.field}`, [
+      { field: failure.field, message: 'must be unique; another record has this value' },
+    ]);
+  }
+  if (failure?.kind === 'unavailable') {
+    return new HttpProblem(503, failure.timeout ? 'The database did not answer in time' : 'The database is unavailable', undefined, {
+      'Retry-After': String(RETRY_AFTER_SECONDS),
+    });
+  }
+  return undefined;
+}
+
+export function errorHandler(logger: Logger, bodyLimit: number) {
+  return (err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    const requestId = res.locals.requestId as string | undefined;
+    if (res.headersSent) return logger.error({ err, requestId }, 'error after the answer began');
+    const problem = toProblem(err, res.locals.operation as Operation | undefined, bodyLimit);
+    if (problem?.status === 503) logger.warn({ err, requestId }, 'database unavailable');
+    if (problem) return sendProblem(res, problem);
+    logger.error({ err, requestId }, 'unexpected error');
+    sendProblem(res, new HttpProblem(500, 'An unexpected error occurred'));
+  };
+}

@@ -1,0 +1,87 @@
+import type { Request, Response } from 'express';
+
+/** The export formats a list answers, by media type; JSON (a page) stays the default. */
+export type ExportFormat = 'ndjson' | 'csv';
+
+const TYPES: Record<ExportFormat, string> = {
+  ndjson: 'application/x-ndjson',
+  csv: 'text/csv',
+};
+
+/** The format the client asks for, or undefined for the page JSON (also for `*\/*` or no Accept). */
+export function exportFormat(req: Request): ExportFormat | undefined {
+  const best = req.accepts(['application/json', TYPES.ndjson, TYPES.csv]);
+  return best === TYPES.ndjson ? 'ndjson' : best === TYPES.csv ? 'csv' : undefined;
+}
+
+/** One NDJSON line: the record as JSON (JSON escapes every line break inside strings). */
+export function ndjsonLine(record: Record<string, unknown>): string {
+  return `${JSON.stringify(record)}\n`;
+}
+
+/**
+ * One RFC 4180 field: quoted when it holds a comma, a quote, CR or LF (quotes doubled); null is
+ * an empty field; everything else as its text.
+ */
+export function csvField(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  const text = typeof value === 'string' ? value : JSON.stringify(value);
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+/** One RFC 4180 record (CRLF-terminated) of the columns' values. */
+export function csvLine(columns: readonly string[], record: Record<string, unknown>): string {
+  return `${columns.map((c) => csvField(record[c])).join(',')}\r\n`;
+}
+
+/**
+ * Streams records as NDJSON or CSV. The first batch is read before the status is sent, so that a
+ * database failure at the start is still a problem+json answer; later failures can only cut the
+ * connection (the truncated body has no terminating chunk, so a client sees it failed). Writes
+ * wait for `drain` (backpressure: memory holds one batch), and a client that goes away aborts the
+ * walk before its next query.
+ */
+export async function streamExport(
+  res: Response,
+  format: ExportFormat,
+  options: { name: string; columns: readonly string[]; records: (signal: AbortSignal) => AsyncIterable<Record<string, unknown>> },
+): Promise<void> {
+  const gone = new AbortController();
+  const onClose = () => gone.abort();
+  res.once('close', onClose);
+  const iterator = options.records(gone.signal)[Symbol.asyncIterator]();
+  try {
+    let next = await iterator.next();
+    res.status(200);
+    res.set('Content-Type', format === 'csv' ? `${TYPES.csv}; charset=utf-8; header=present` : `${TYPES.ndjson}; charset=utf-8`);
+    res.set('Content-Disposition', `attachment; filename="${options.name}.${format === 'csv' ? 'csv' : 'ndjson'}"`);
+    if (format === 'csv') res.write(csvLine(options.columns, Object.fromEntries(options.columns.map((c) => [c, c]))));
+    while (!next.done) {
+      if (gone.signal.aborted) return;
+      const line = format === 'csv' ? csvLine(options.columns, next.value) : ndjsonLine(next.value);
+      if (!res.write(line) && !gone.signal.aborted) await drained(res, gone.signal);
+      next = await iterator.next();
+    }
+    res.end();
+  } catch (err) {
+    // Cut the body short, then let the app's error handler log it (it sends nothing once headers went).
+    if (res.headersSent) res.destroy();
+    throw err;
+  } finally {
+    res.off('close', onClose);
+    await iterator.return?.(undefined);
+  }
+}
+
+/** Resolves on `drain` or when the client is gone, leaving no listener behind either way. */
+function drained(res: Response, gone: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      gone.removeEventListener('abort', done);
+      resolve();
+    };
+    res.once('drain', done);
+    gone.addEventListener('abort', done, { once: true });
+  });
+}

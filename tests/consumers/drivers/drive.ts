@@ -1,0 +1,92 @@
+// Shared by the SDK drivers (compiled with them, outside the project's tsconfig): runs the same
+// scenario on one collection through whatever a generator made, and checks every answer.
+export interface Answer<T> {
+  data?: T;
+  error?: unknown;
+  response?: Response;
+}
+
+const status = (a: Answer<unknown>) => a.response?.status;
+
+export type Problem = { type: string; title: string; status: number; detail?: string; errors?: { field: string; message: string }[] };
+
+export interface Collection<W, P, R extends { id: number }> {
+  name: string;
+  valid(n: number): W;
+  patch: P;
+  /** Present when the collection has a unique field: creating valid(n) twice is a 409. */
+  unique?: boolean;
+  create(body: W): Promise<Answer<R>>;
+  /** A search for valid(n)'s text, with a filter that valid(n) passes. */
+  list(n: number): Promise<Answer<{ count: number | null; results: R[] }>>;
+  get(id: number): Promise<Answer<R>>;
+  update(id: number, body: P, ifMatch?: string): Promise<Answer<R>>;
+  replace(id: number, body: W): Promise<Answer<R>>;
+  remove(id: number): Promise<Answer<unknown>>;
+  /** A request the contract refuses (page_size above the maximum). */
+  bad(): Promise<Answer<unknown>>;
+  /** The typed error body of an answer, as the generator types it. */
+  problem(a: Answer<unknown>): Problem | undefined;
+}
+
+function must(ok: boolean, what: string): void {
+  if (!ok) throw new Error(what);
+}
+
+export async function drive<W, P, R extends { id: number }>(c: Collection<W, P, R>, run: number): Promise<string[]> {
+  const done: string[] = [];
+  const n = run * 100;
+  const created = await c.create(c.valid(n));
+  must(status(created) === 201 && created.data !== undefined, `${c.name}: create ${status(created)}`);
+  const id = created.data!.id;
+  done.push('create');
+
+  const listed = await c.list(n);
+  must(status(listed) === 200 && listed.data!.results.some((r) => r.id === id), `${c.name}: list with search and filter`);
+  done.push('list');
+
+  const got = await c.get(id);
+  must(status(got) === 200 && got.data!.id === id, `${c.name}: get`);
+  const tag = got.response!.headers.get('etag')!;
+  done.push('get');
+
+  const patched = await c.update(id, c.patch, tag);
+  must(status(patched) === 200, `${c.name}: patch ${status(patched)}`);
+  done.push('patch');
+
+  const stale = await c.update(id, c.patch, tag);
+  must(status(stale) === 412 && c.problem(stale)?.status === 412, `${c.name}: stale If-Match ${status(stale)}`);
+  done.push('412');
+
+  const replaced = await c.replace(id, c.valid(n + 1));
+  must(status(replaced) === 200 && replaced.data!.id === id, `${c.name}: put ${status(replaced)}`);
+  done.push('put');
+
+  const bad = await c.bad();
+  must(status(bad) === 400 && c.problem(bad)?.errors?.[0]?.field === 'page_size', `${c.name}: 400 ${JSON.stringify(c.problem(bad))}`);
+  done.push('400');
+
+  if (c.unique) {
+    const taken = await c.create(c.valid(n + 1));
+    must(
+      status(taken) === 409 && c.problem(taken)?.status === 409 && Boolean(c.problem(taken)?.errors?.length),
+      `${c.name}: 409 ${status(taken)}`,
+    );
+    done.push('409');
+  }
+
+  const removed = await c.remove(id);
+  must(status(removed) === 204, `${c.name}: delete ${status(removed)}`);
+  done.push('delete');
+
+  const gone = await c.get(id);
+  must(status(gone) === 404 && c.problem(gone)?.title === 'Not Found', `${c.name}: 404 ${status(gone)}`);
+  done.push('404');
+  return done;
+}
+
+export async function main(collections: Collection<any, any, any>[]): Promise<void> {
+  const out: Record<string, string[]> = {};
+  for (const c of collections) out[c.name] = await drive(c, Number(process.argv[3] ?? 1));
+  console.log(JSON.stringify(out));
+}

@@ -1,0 +1,51 @@
+import { openDb, poolStats, withQueryTimeout } from '../../src/db/connection';
+import { createTestDatabase, dialect, type TestDatabase } from '../helpers/db';
+
+// poolStats reads knex's tarn pool at `client.pool` (knex has no API for it; knex and tarn are
+// pinned): this fails on the upgrade that moves or renames it, instead of metrics reading zeros.
+describe('pool figures', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase({ size: 3, queryTimeoutMs: 5000 });
+  });
+  afterAll(() => t.drop());
+
+  test('count a connection while it is lent, and the pool size', async () => {
+    const max = dialect === 'mysql' ? 3 : 1;
+    expect(poolStats(t.db)).toMatchObject({ inUse: 0, waiting: 0, max });
+    await t.db.transaction(async (trx) => {
+      await trx.raw('SELECT 1');
+      expect(poolStats(t.db)).toMatchObject({ inUse: 1, max });
+    });
+    expect(poolStats(t.db)).toMatchObject({ inUse: 0, idle: expect.any(Number) });
+  });
+});
+
+describe('withQueryTimeout', () => {
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(() => t.drop());
+
+  /** The timeout a statement was given, read from what knex compiles to run it. */
+  const timeoutOf = (built: { toSQL(): object }) => (built.toSQL() as { timeout?: number }).timeout;
+
+  test('gives builders, raw statements and transactions the timeout, unless a statement sets its own', async () => {
+    const db = withQueryTimeout(t.db, 1234);
+    expect(timeoutOf(db('posts').select('id'))).toBe(1234);
+    expect(timeoutOf(db.raw('SELECT 1'))).toBe(1234);
+    expect(timeoutOf(db.raw('SELECT 1').timeout(99))).toBe(99);
+    await db.transaction(async (trx) => {
+      expect(timeoutOf(trx('posts').where({ id: 1 }))).toBe(1234);
+      expect(await trx('posts').count({ n: '*' })).toEqual([{ n: 0 }]);
+    });
+    expect(timeoutOf(t.db('posts').select('id'))).toBeFalsy();
+  });
+
+  test('leaves the pool it wraps usable and destroyable', async () => {
+    const own = withQueryTimeout(openDb(t.config), 1000);
+    expect(await own('posts').count({ n: '*' })).toEqual([{ n: 0 }]);
+    await own.destroy();
+  });
+});

@@ -1,0 +1,129 @@
+import type { OpenAPIV3 } from 'openapi-types';
+import { collections, operationIds } from '../src/collections';
+import { loadSpec } from '../src/spec';
+import { deref } from './helpers/fuzz/spec';
+
+// Rules the hand-written contract keeps for every operation, so that an operation added or edited
+// by hand cannot silently lack what its neighbours document.
+const spec = loadSpec();
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+const API_ERRORS = ['400', '401', '405', '429', '500', '503'];
+
+interface Op {
+  id: string;
+  path: string;
+  raw: OpenAPIV3.OperationObject;
+  responses: Record<string, OpenAPIV3.ResponseObject>;
+  params: OpenAPIV3.ParameterObject[];
+}
+
+const ops: Op[] = Object.entries(spec.paths).flatMap(([path, item]) =>
+  METHODS.filter((m) => item?.[m]).map((m) => {
+    const raw = item![m]!;
+    return {
+      id: raw.operationId!,
+      path,
+      raw,
+      responses: deref(raw.responses, spec) as Record<string, OpenAPIV3.ResponseObject>,
+      params: deref([...(item!.parameters ?? []), ...(raw.parameters ?? [])], spec) as OpenAPIV3.ParameterObject[],
+    };
+  }),
+);
+const api = ops.filter((o) => o.path.startsWith('/api/'));
+const service = ops.filter((o) => !o.path.startsWith('/api/'));
+const byId = new Map(ops.map((o) => [o.id, o]));
+const paramNames = (op: Op) => op.params.map((p) => p.name);
+const table = /^## Errors$[\s\S]*?(?=^## )/m.exec(spec.info.description ?? '')?.[0] ?? spec.info.description ?? '';
+
+test.each(ops.map((o) => [o.id, o] as const))('%s takes X-Request-Id and every response echoes it', (_id, op) => {
+  expect(paramNames(op)).toContain('X-Request-Id');
+  for (const [status, response] of Object.entries(op.responses)) {
+    expect([status, Object.keys(response.headers ?? {})]).toEqual([status, expect.arrayContaining(['X-Request-Id'])]);
+  }
+});
+
+test.each(ops.map((o) => [o.id, o] as const))('%s answers every error as problem+json, each status in the error table', (_id, op) => {
+  for (const [status, response] of Object.entries(op.responses)) {
+    if (Number(status) < 400) continue;
+    expect([status, Object.keys(response.content ?? {})]).toEqual([status, ['application/problem+json']]);
+    expect([status, table.includes(`| ${status} |`)]).toEqual([status, true]);
+  }
+});
+
+test.each(api.map((o) => [o.id, o] as const))('%s documents 400, 401, 405, 429, 500 and 503 and keeps the token requirement', (_id, op) => {
+  expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(API_ERRORS));
+  // The top-level requirement (the bearer token) applies: an /api/ operation does not override it.
+  expect(op.raw.security).toBeUndefined();
+});
+
+test('the top-level security requirement names the bearer scheme', () => {
+  expect(spec.security?.some((r) => 'bearerAuth' in r)).toBe(true);
+  expect(spec.components?.securitySchemes?.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+});
+
+test.each(service.map((o) => [o.id, o] as const))('%s (around the API) is open', (_id, op) => {
+  expect(op.raw.security).toEqual([]);
+});
+
+describe.each(collections.map((c) => [c.name, c] as const))('the %s operations', (_name, c) => {
+  const ids = operationIds(c);
+  const list = byId.get(ids.list)!;
+  const write = deref(spec.components!.schemas![`${c.resource}Write`], spec) as OpenAPIV3.SchemaObject;
+
+  test('exist at the collection and record paths', () => {
+    expect(Object.values(ids).map((id) => byId.get(id)?.path)).toEqual([
+      `/api/${c.name}/`,
+      `/api/${c.name}/`,
+      `/api/${c.name}/{id}/`,
+      `/api/${c.name}/{id}/`,
+      `/api/${c.name}/{id}/`,
+      `/api/${c.name}/{id}/`,
+    ]);
+  });
+
+  test('list takes pages, cursors, search, ordering and every declared filter', () => {
+    expect(paramNames(list)).toEqual(
+      expect.arrayContaining(['page', 'cursor', 'page_size', 'search', 'ordering', ...Object.keys(c.filters ?? {})]),
+    );
+    expect(Object.keys(list.responses)).toContain('404');
+  });
+
+  test('the declared search, unique, decimal and ranked fields are write fields', () => {
+    const declared = [...c.searchFields, ...c.uniqueFields, ...c.decimalFields, ...(c.rankedFields ?? [])];
+    expect(declared.filter((f) => !(f in (write.properties ?? {})))).toEqual([]);
+  });
+
+  test('create is idempotent on request and answers Location, ETag and Idempotent-Replayed', () => {
+    const create = byId.get(ids.create)!;
+    expect(paramNames(create)).toContain('Idempotency-Key');
+    expect(Object.keys(create.responses['201'].headers ?? {})).toEqual(expect.arrayContaining(['Location', 'ETag', 'Idempotent-Replayed']));
+    expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['409', '413', '415', '422']));
+  });
+
+  test('get is conditional on If-None-Match', () => {
+    const get = byId.get(ids.get)!;
+    expect(paramNames(get)).toContain('If-None-Match');
+    expect(Object.keys(get.responses)).toEqual(expect.arrayContaining(['200', '304', '404']));
+  });
+
+  test.each(['replace', 'update', 'delete'] as const)('%s is conditional on If-Match', (verb) => {
+    const op = byId.get(ids[verb])!;
+    expect(paramNames(op)).toContain('If-Match');
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['404', '412']));
+  });
+});
+
+// An unbounded integer would pass validation and fail in the database (or lose precision in JSON
+// above 2^53): every integer a client sends is bounded.
+const integers = Object.entries(spec.components?.schemas ?? {}).flatMap(([name, schema]) =>
+  name.endsWith('Write')
+    ? Object.entries((deref(schema, spec) as OpenAPIV3.SchemaObject).properties ?? {})
+        .filter(([, p]) => (p as OpenAPIV3.SchemaObject).type === 'integer')
+        .map(([field, p]) => [`${name}.${field}`, p as OpenAPIV3.SchemaObject] as const)
+    : [],
+);
+
+test.each(integers)('%s has a minimum and a maximum', (_field, schema) => {
+  expect(typeof schema.minimum).toBe('number');
+  expect(schema.maximum).toBeLessThanOrEqual(2_147_483_647);
+});
