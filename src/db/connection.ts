@@ -14,8 +14,17 @@ export interface DbLog {
 }
 
 export const DEFAULT_POOL: PoolConfig = { size: 10, queryTimeoutMs: 5000 };
-/** How long a request waits for a connection (or for one to be made) before it is answered 503. */
-export const ACQUIRE_TIMEOUT_MS = 2000;
+/** How long opening a connection may take: a server that does not answer is answered 503 this soon. */
+export const CONNECT_TIMEOUT_MS = 2000;
+
+/**
+ * How long a request waits for a connection from the pool before it is answered 503. A burst of
+ * requests larger than the pool queues here; the wait is the same budget as a statement's
+ * (the query timeout), and never shorter than opening a connection takes.
+ */
+export function acquireTimeoutMs(pool: PoolConfig): number {
+  return Math.max(CONNECT_TIMEOUT_MS, pool.queryTimeoutMs);
+}
 
 // Both dialects compare text the same way: binary collation, and LOWER() on both sides for a
 // case-insensitive search. SQLite's own lower() folds ASCII only, so it is replaced by one that
@@ -77,7 +86,7 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
     // DATETIME and DATE come back as the strings they were stored as; serializers format them.
     dateStrings: true,
     supportBigNumbers: true,
-    connectTimeout: ACQUIRE_TIMEOUT_MS,
+    connectTimeout: CONNECT_TIMEOUT_MS,
   };
   const hosts = config.hosts && config.hosts.length > 1 ? config.hosts : undefined;
   let next = 0;
@@ -110,7 +119,7 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
         );
       },
     },
-    acquireConnectionTimeout: ACQUIRE_TIMEOUT_MS,
+    acquireConnectionTimeout: acquireTimeoutMs(pool),
   });
 }
 

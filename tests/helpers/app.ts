@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createApp, type AppOptions } from '../../src/app';
 import type { PoolConfig } from '../../src/config';
 import { createLogger } from '../../src/logger';
-import { assertMatchesContract } from './contract';
+import { assertMatchesContract, prepareContract } from './contract';
 import { createTestDatabase, type TestDatabase } from './db';
 
 export interface TestResponse<T = any> {
@@ -40,6 +40,7 @@ export interface TestAppOptions extends Partial<AppOptions> {
 /** The real app, listening on a free port, on a fresh database of the dialect under test. */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const { pool, ...appOptions } = options;
+  await prepareContract();
   const logs: Record<string, any>[] = [];
   const logger = createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line)) });
   const database = await createTestDatabase(pool, { warn: (m) => logger.warn(m), error: (m) => logger.error(m) });

@@ -37,6 +37,15 @@ function contractApi(): Promise<OpenAPIBackend> {
   return apiPromise;
 }
 
+/**
+ * Compiles the contract's validators now. The first check otherwise compiles them in the middle
+ * of a test, blocking the event loop that the app under test shares for seconds on a loaded
+ * machine: long enough for its pool's acquire timers to expire and answer 503.
+ */
+export async function prepareContract(): Promise<void> {
+  await contractApi();
+}
+
 const problemValidator = (() => {
   const ajv = new Ajv({ strict: false, allErrors: true });
   addFormats(ajv);

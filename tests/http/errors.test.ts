@@ -500,7 +500,7 @@ describe('503 with Retry-After when the database cannot be reached', () => {
         expectProblem(res, 503);
         expect(res.headers.get('retry-after')).toMatch(/^[1-9][0-9]*$/);
         expect(res.body.errors).toBeUndefined();
-        // A client waits for this answer; it must come well before the pool's 5 s acquire timeout.
+        // A client waits for this answer; it must come well before the pool's acquire timeout (the query timeout, 5 s).
         expect(Date.now() - started).toBeLessThan(4000);
       });
     });
