@@ -54,6 +54,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
+  // The client (fetch, in this same process) drops idle sockets after 4 s; the server must not
+  // close them first. With the event loop blocked by a slow step, both timers come due at once,
+  // and a request sent on a socket the server has just closed is reset (ECONNRESET).
+  server.keepAliveTimeout = 60_000;
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
   return {
