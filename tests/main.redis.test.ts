@@ -147,7 +147,10 @@ describe('a Redis that nothing answers on', () => {
     expect({ answered, limited }).toEqual({ answered: QUOTA + 5, limited: 0 });
     await logged([service], 'down', QUOTA + 5);
     expect(warnings(service)).toEqual([
-      expect.objectContaining({ redis: expect.stringMatching(/^redis:\/\/127\.0\.0\.1:\d+\/0$/), error: expect.stringContaining('ECONNREFUSED') }),
+      expect.objectContaining({
+        redis: expect.stringMatching(/^redis:\/\/127\.0\.0\.1:\d+\/0$/),
+        error: expect.stringContaining('ECONNREFUSED'),
+      }),
     ]);
     expect(errors(service)).toEqual([]);
   }, 60000);
@@ -201,10 +204,14 @@ test.each<[string, { given: string; want: string }]>([
       want: 'REDIS_URL: "/records" is not a database number; expected redis://[user:password@]host[:port][/db-number] or rediss://...',
     },
   ],
-])('a malformed REDIS_URL (%s) stops the start with one line and exit 1', async (_name, { given, want }) => {
-  const proc = spawnService({ DATABASE_URL: databaseUrl(config), RATE_LIMIT_PER_MINUTE: '5', REDIS_URL: given, WEB_CONCURRENCY: '2' });
-  started.push(proc);
-  expect((await proc.exited).code).toBe(1);
-  expect(proc.stderr().split('\n').filter(Boolean)).toEqual([`records API failed to start: ${want}`]);
-  expect(proc.stdout()).not.toContain('s3cret');
-}, 60000);
+])(
+  'a malformed REDIS_URL (%s) stops the start with one line and exit 1',
+  async (_name, { given, want }) => {
+    const proc = spawnService({ DATABASE_URL: databaseUrl(config), RATE_LIMIT_PER_MINUTE: '5', REDIS_URL: given, WEB_CONCURRENCY: '2' });
+    started.push(proc);
+    expect((await proc.exited).code).toBe(1);
+    expect(proc.stderr().split('\n').filter(Boolean)).toEqual([`records API failed to start: ${want}`]);
+    expect(proc.stdout()).not.toContain('s3cret');
+  },
+  60000,
+);

@@ -1,5 +1,9 @@
+import { freePort } from '../../scripts/lib/ports';
+import { connectRedisCounts, type RedisCounts } from '../../src/http/redisCounts';
+import { createLogger, silentLogger } from '../../src/logger';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { fixtures } from '../helpers/fixtures';
+import { connectTestRedis, deleteKeys, REDIS_URL, uniquePrefix } from '../helpers/redis';
 
 // Bearer tokens, the rate limit, CORS, security headers and the body limit, each on an app of
 // its own configured for it.
@@ -142,12 +146,32 @@ describe('without API_TOKENS the API is open', () => {
   });
 });
 
-describe('rate limit (RATE_LIMIT_PER_MINUTE)', () => {
+// The same limit whichever store counts: this process's memory, or Redis (REDIS_URL), under a
+// key prefix of this test's own.
+describe.each([
+  ['counted in the process', { redis: false }],
+  ['counted in Redis', { redis: true }],
+])('rate limit (RATE_LIMIT_PER_MINUTE), %s', (_name, { redis }) => {
+  const prefix = uniquePrefix('access');
   let app: TestApp;
+  let counts: RedisCounts | undefined;
+  let client: Awaited<ReturnType<typeof connectTestRedis>> | undefined;
   beforeAll(async () => {
-    app = await startTestApp({ rateLimitPerMinute: 3 });
+    if (redis) {
+      client = await connectTestRedis();
+      counts = connectRedisCounts({ url: REDIS_URL, where: REDIS_URL }, silentLogger);
+      await counts.ready;
+    }
+    app = await startTestApp({ rateLimitPerMinute: 3, rateLimitStore: counts?.store(prefix) });
   });
-  afterAll(() => app.close());
+  afterAll(async () => {
+    await app?.close();
+    await counts?.close();
+    if (client) {
+      await deleteKeys(client, prefix);
+      client.destroy();
+    }
+  });
 
   test('the fourth /api/ request in a minute is 429 with Retry-After and RateLimit headers', async () => {
     const statuses: number[] = [];
@@ -175,6 +199,39 @@ describe('rate limit (RATE_LIMIT_PER_MINUTE)', () => {
     expect((await app.request('POST', '/api/tasks/', { body: { title: 'over the limit' } })).status).toBe(429);
     for (let i = 0; i < 5; i++) expect((await app.request('GET', '/healthz')).status).toBe(200);
     expect(app.logs.filter((l) => l.operationId === 'createTask').map((l) => l.status)).toEqual([429]);
+    if (client) expect(Number(await client.get(`${prefix}127.0.0.1`))).toBe(5);
+  });
+});
+
+describe('rate limit counted in a Redis that nothing answers on', () => {
+  const lines: Record<string, any>[] = [];
+  let app: TestApp;
+  let counts: RedisCounts;
+  beforeAll(async () => {
+    const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    const url = `redis://127.0.0.1:${await freePort()}`;
+    counts = connectRedisCounts({ url, where: url }, logger);
+    await counts.ready;
+    app = await startTestApp({ rateLimitPerMinute: 2, rateLimitStore: counts.store(uniquePrefix('access-down')) });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await counts?.close();
+  });
+
+  test('requests past the quota are answered, uncounted (no RateLimit headers); one warning, no error', async () => {
+    for (let i = 0; i < 5; i++) {
+      const res = await app.request('GET', '/api/tasks/');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit')).toBeNull();
+    }
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([
+      expect.objectContaining({
+        msg: expect.stringMatching(/^rate limit: Redis cannot count requests/),
+        error: expect.stringMatching(/ECONNREFUSED/),
+      }),
+    ]);
+    expect([...lines, ...app.logs].filter((l) => l.level === 'error')).toEqual([]);
   });
 });
 
