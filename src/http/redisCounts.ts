@@ -50,7 +50,7 @@ export function connectRedisCounts(redis: RedisConfig, logger: Logger): RedisCou
     () => undefined, // only when closed while still connecting
   );
   const ready = Promise.race([connected, new Promise<void>((r) => setTimeout(r, CONNECT_TIMEOUT_MS).unref())]);
-  const send = async (...args: string[]) => (await client.sendCommand(args)) as RedisReply;
+  const send = (...args: string[]) => client.sendCommand<RedisReply>(args);
   return {
     store: (prefix) => new RedisCountStore({ sendCommand: send, prefix }, outage),
     ready,
@@ -76,10 +76,11 @@ class RedisCountStore extends RedisStore {
     super(options);
   }
 
-  override async init(options: Options): Promise<void> {
+  override init(options: Options): Promise<void> {
     this.windowMs = options.windowMs;
     this.incrementScriptSha = quiet(this.loadIncrementScript());
     this.getScriptSha = quiet(this.loadGetScript());
+    return Promise.resolve();
   }
 
   override async increment(key: string): Promise<IncrementResponse> {

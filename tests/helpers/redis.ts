@@ -24,6 +24,7 @@ export async function connectTestRedis(url = REDIS_URL): Promise<Client> {
     client.destroy();
     throw new Error(
       `these tests need Redis at ${url} (${(err as Error).message}); start it with \`redis-server --daemonize yes\` (.ci/run does)`,
+      { cause: err },
     );
   }
   return client;
