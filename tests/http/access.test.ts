@@ -1,3 +1,4 @@
+import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { freePort } from '../../scripts/lib/ports';
 import { connectRedisCounts, type RedisCounts } from '../../src/http/redisCounts';
 import { createLogger, silentLogger } from '../../src/logger';
@@ -203,13 +204,24 @@ describe.each([
   });
 });
 
-describe('rate limit counted in a Redis that nothing answers on', () => {
+// Redis away: refused connections, or a server that takes the connection and never answers.
+describe.each<[string, { silent: boolean; error: RegExp }]>([
+  ['a Redis that nothing listens for', { silent: false, error: /ECONNREFUSED/ }],
+  ['a Redis that accepts connections and never answers', { silent: true, error: /offline|timeout/i }],
+])('rate limit counted in %s', (_name, { silent, error }) => {
   const lines: Record<string, any>[] = [];
+  const sockets = new Set<Socket>();
+  const mute = createServer((socket) => void sockets.add(socket.on('error', () => undefined)));
   let app: TestApp;
   let counts: RedisCounts;
   beforeAll(async () => {
     const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
-    const url = `redis://127.0.0.1:${await freePort()}`;
+    let port = await freePort();
+    if (silent) {
+      await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve));
+      port = (mute.address() as AddressInfo).port;
+    }
+    const url = `redis://127.0.0.1:${port}`;
     counts = connectRedisCounts({ url, where: url }, logger);
     await counts.ready;
     app = await startTestApp({ rateLimitPerMinute: 2, rateLimitStore: counts.store(uniquePrefix('access-down')) });
@@ -217,6 +229,8 @@ describe('rate limit counted in a Redis that nothing answers on', () => {
   afterAll(async () => {
     await app?.close();
     await counts?.close();
+    for (const socket of sockets) socket.destroy();
+    if (silent) await new Promise((resolve) => mute.close(resolve));
   });
 
   test('requests past the quota are answered, uncounted (no RateLimit headers); one warning, no error', async () => {
@@ -228,7 +242,7 @@ describe('rate limit counted in a Redis that nothing answers on', () => {
     expect(lines.filter((l) => l.level === 'warn')).toEqual([
       expect.objectContaining({
         msg: expect.stringMatching(/^rate limit: Redis cannot count requests/),
-        error: expect.stringMatching(/ECONNREFUSED/),
+        error: expect.stringMatching(error),
       }),
     ]);
     expect([...lines, ...app.logs].filter((l) => l.level === 'error')).toEqual([]);
