@@ -1,4 +1,5 @@
 import express from 'express';
+import type { Store } from 'express-rate-limit';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend } from 'openapi-backend';
 import { type Db, poolStats } from './db/connection';
@@ -29,6 +30,8 @@ export interface AppOptions {
   corsOrigins?: readonly string[];
   /** Requests a minute per client address on /api/; undefined: unlimited. */
   rateLimitPerMinute?: number;
+  /** Where the rate limit counts (Redis); default: this process, or the primary's across workers. */
+  rateLimitStore?: Store;
   /** Proxy hops whose X-Forwarded-For is believed for the client address (0: none). */
   trustProxy?: number;
 }
@@ -74,7 +77,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   app.use(securityHeaders('/docs'));
   if (options.corsOrigins?.length) app.use(corsFor(options.corsOrigins));
   // Counted before the token check, so that guessing tokens is limited too.
-  if (options.rateLimitPerMinute) app.use(apiRateLimit(options.rateLimitPerMinute, logger));
+  if (options.rateLimitPerMinute) app.use(apiRateLimit(options.rateLimitPerMinute, logger, options.rateLimitStore));
   if (tokens.length) app.use(bearerAuth(tokens));
   app.use(slashRedirect(routes));
   app.use(jsonBody(routes, options.bodyLimit));

@@ -2,6 +2,7 @@
 // line and exits 1 with; nothing here touches the network (API_TOKENS_FILE is read).
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
 
 export class ConfigError extends Error {}
 
@@ -42,6 +43,13 @@ export interface Config {
   corsOrigins: string[];
   /** Requests a minute per client address on /api/; undefined: no limit. */
   rateLimitPerMinute: number | undefined;
+  /**
+   * Where the rate limit counts when several hosts share one quota (REDIS_URL); undefined: in
+   * this process (or the primary, with workers).
+   */
+  redis: RedisConfig | undefined;
+  /** The start of the rate limit's Redis keys: instances whose prefix is the same share a quota. */
+  rateLimitPrefix: string;
   /** Proxy hops in front of the service whose X-Forwarded-For is believed (0: none). */
   trustProxy: number;
   shutdownTimeoutMs: number;
@@ -58,13 +66,21 @@ export interface PoolConfig {
   wsrepSyncWait?: number;
 }
 
+export interface RedisConfig {
+  /** As given, credentials included: only for the client. */
+  url: string;
+  /** The URL without user name or password, for logs. */
+  where: string;
+}
+
 export const DEFAULT_SQLITE_FILE = './data/records.sqlite3';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const database = parseDatabaseUrl(env.DATABASE_URL);
   return {
     port: parseInteger('PORT', env.PORT ?? '3000', 0, 65535),
     host: env.HOST || '127.0.0.1',
-    database: parseDatabaseUrl(env.DATABASE_URL),
+    database,
     pool: {
       size: parseInteger('DB_POOL_SIZE', env.DB_POOL_SIZE || '10', 1, 1000),
       queryTimeoutMs: parseInteger('DB_QUERY_TIMEOUT_MS', env.DB_QUERY_TIMEOUT_MS || '5000', 100, 3_600_000),
@@ -77,6 +93,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE
       ? parseInteger('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 1, 1_000_000)
       : undefined,
+    redis: parseRedisUrl(env.REDIS_URL),
+    rateLimitPrefix: parseRateLimitPrefix(env.RATE_LIMIT_PREFIX, database),
     trustProxy: parseInteger('TRUST_PROXY', env.TRUST_PROXY || '0', 0, 10),
     shutdownTimeoutMs: parseInteger('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS || '10000', 100, 3_600_000),
     workers: parseInteger('WEB_CONCURRENCY', env.WEB_CONCURRENCY || String(availableParallelism()), 1, 256),
@@ -194,6 +212,49 @@ export function parseDatabaseUrl(url: string | undefined): DatabaseConfig {
     password: decode(parsed.password, 'password'),
     database,
   };
+}
+
+/** redis://[user:password@]host[:port][/db-number], or rediss:// for TLS. Never echoes a password. */
+export function parseRedisUrl(url: string | undefined): RedisConfig | undefined {
+  if (!url) return undefined;
+  const expected = 'expected redis://[user:password@]host[:port][/db-number] or rediss://...';
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new ConfigError(`REDIS_URL is not a URL; ${expected}`);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw new ConfigError(`REDIS_URL: unknown scheme "${parsed.protocol.replace(/:$/, '')}"; ${expected}`);
+  }
+  if (!parsed.hostname) throw new ConfigError(`REDIS_URL names no host; ${expected}`);
+  const db = parsed.pathname.replace(/^\//, '');
+  if (db && !/^\d{1,5}$/.test(db)) throw new ConfigError(`REDIS_URL: "/${db}" is not a database number; ${expected}`);
+  if (parsed.search || parsed.hash) throw new ConfigError(`REDIS_URL: query strings and fragments are not used; ${expected}`);
+  for (const part of [parsed.username, parsed.password]) {
+    try {
+      decodeURIComponent(part);
+    } catch {
+      throw new ConfigError('REDIS_URL: the user name or password is not valid percent-encoding (write % as %25)');
+    }
+  }
+  const port = parsed.port ? parseInteger('REDIS_URL port', parsed.port, 1, 65535) : 6379;
+  return { url, where: `${parsed.protocol}//${parsed.hostname}:${port}/${db || '0'}` };
+}
+
+/**
+ * RATE_LIMIT_PREFIX, else one that names the database: the instances of a deployment share its
+ * database, and so its quota, while another deployment (or a test run, which has a database of
+ * its own) on the same Redis counts apart.
+ */
+function parseRateLimitPrefix(value: string | undefined, database: DatabaseConfig): string {
+  if (value === undefined || value === '') {
+    return `records:${database.client === 'mysql' ? database.database : resolve(database.filename)}:rl:`;
+  }
+  if (!/^[\x21-\x7e]{1,100}$/.test(value)) {
+    throw new ConfigError('RATE_LIMIT_PREFIX must be 1 to 100 printable characters without spaces, such as records:prod:rl:');
+  }
+  return value;
 }
 
 function parseInteger(name: string, value: string, min: number, max: number): number {

@@ -3,6 +3,7 @@ import { inWorker, reportReady, reportStartFailure, superviseWorkers, workerId }
 import { type Config, ConfigError, loadConfig } from './config';
 import { withQueryTimeout, ensureMysqlDatabase, openDb } from './db/connection';
 import { migrateDatabase } from './db/migrations';
+import { connectRedisCounts } from './http/redisCounts';
 import { drainable, listen } from './http/server';
 import { createLogger, flushLogs, type Logger } from './logger';
 
@@ -40,6 +41,9 @@ async function main(): Promise<void> {
     });
   }
   const db = withQueryTimeout(openDb(config.database, config.pool, dbLog), config.pool.queryTimeoutMs);
+  // Redis only counts for the rate limit; without one it is not connected to at all.
+  const redis = config.redis && config.rateLimitPerMinute ? connectRedisCounts(config.redis, logger) : undefined;
+  await redis?.ready;
   const app = await createApp({
     db,
     bodyLimit: config.bodyLimit,
@@ -48,6 +52,7 @@ async function main(): Promise<void> {
     apiTokens: config.apiTokens,
     corsOrigins: config.corsOrigins,
     rateLimitPerMinute: config.rateLimitPerMinute,
+    rateLimitStore: redis?.store(config.rateLimitPrefix),
     trustProxy: config.trustProxy,
   });
   const { server, port } = await listen(app, config.port, config.host);
@@ -69,7 +74,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownTimeoutMs).unref();
     const drained = await drain.shutdown(config.shutdownTimeoutMs);
-    await db.destroy();
+    await Promise.all([db.destroy(), redis?.close()]);
     if (!drained) logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'requests were still running at the shutdown timeout');
     else logger.info('stopped');
     flushLogs();
@@ -85,7 +90,12 @@ async function main(): Promise<void> {
 function logStart(logger: Logger, config: Config, port: number, database: string): void {
   if (config.apiTokens.length) logger.info({ tokens: config.apiTokens.length }, '/api/ requires a bearer token (API_TOKENS)');
   else logger.warn('API_TOKENS is not set: /api/ is open to every client');
-  if (config.rateLimitPerMinute) logger.info({ perMinute: config.rateLimitPerMinute }, 'rate limit per client address');
+  if (config.rateLimitPerMinute) {
+    const counts = config.redis
+      ? { counts: 'redis', redis: config.redis.where, prefix: config.rateLimitPrefix }
+      : { counts: config.workers > 1 ? 'primary process' : 'process' };
+    logger.info({ perMinute: config.rateLimitPerMinute, ...counts }, 'rate limit per client address');
+  } else if (config.redis) logger.warn('REDIS_URL is set but RATE_LIMIT_PER_MINUTE is not: Redis is not used');
   if (config.corsOrigins.length) logger.info({ origins: config.corsOrigins }, 'CORS allowed for these origins');
   logger.info(
     {

@@ -57,6 +57,33 @@ describe('loadConfig', () => {
     ['cors for any origin', { given: { CORS_ORIGINS: '*' }, want: { corsOrigins: ['*'] } }],
     ['rate limit', { given: { RATE_LIMIT_PER_MINUTE: '120' }, want: { rateLimitPerMinute: 120 } }],
     ['empty rate limit: none', { given: { RATE_LIMIT_PER_MINUTE: '' }, want: { rateLimitPerMinute: undefined } }],
+    ['no redis: counts in the process', { given: {}, want: { redis: undefined } }],
+    [
+      'redis url, its password kept out of the logged form',
+      {
+        given: { REDIS_URL: 'redis://app:s%40cret@cache.internal:6380/2' },
+        want: { redis: { url: 'redis://app:s%40cret@cache.internal:6380/2', where: 'redis://cache.internal:6380/2' } },
+      },
+    ],
+    [
+      'redis over TLS, default port and database',
+      {
+        given: { REDIS_URL: 'rediss://cache.internal' },
+        want: { redis: { url: 'rediss://cache.internal', where: 'rediss://cache.internal:6379/0' } },
+      },
+    ],
+    [
+      'rate limit prefix named after the mysql database',
+      { given: { DATABASE_URL: 'mysql://app@db.internal/records_prod' }, want: { rateLimitPrefix: 'records:records_prod:rl:' } },
+    ],
+    [
+      'rate limit prefix named after the sqlite file, absolute',
+      {
+        given: { DATABASE_URL: 'sqlite:data/a.sqlite3' },
+        want: { rateLimitPrefix: `records:${join(process.cwd(), 'data/a.sqlite3')}:rl:` },
+      },
+    ],
+    ['rate limit prefix given', { given: { RATE_LIMIT_PREFIX: 'shop:eu:rl:' }, want: { rateLimitPrefix: 'shop:eu:rl:' } }],
     [
       'pool and timeouts',
       {
@@ -111,6 +138,17 @@ describe('loadConfig', () => {
       'rate limit that is not a number',
       { given: { RATE_LIMIT_PER_MINUTE: 'many' }, want: /^RATE_LIMIT_PER_MINUTE must be a whole number/ },
     ],
+    ['redis url that is no url', { given: { REDIS_URL: 'redis://a b' }, want: /^REDIS_URL is not a URL; expected redis:\/\// }],
+    ['redis url without a scheme', { given: { REDIS_URL: 'localhost:6379' }, want: /^REDIS_URL: unknown scheme "localhost"/ }],
+    ['redis url of another scheme', { given: { REDIS_URL: 'http://127.0.0.1:6379' }, want: /^REDIS_URL: unknown scheme "http"/ }],
+    ['redis url without a host', { given: { REDIS_URL: 'redis://' }, want: /^REDIS_URL names no host/ }],
+    [
+      'redis database that is no number, password not echoed',
+      { given: { REDIS_URL: `redis://:${TOKEN_A}@h/cache` }, want: /^REDIS_URL: "\/cache" is not a database number/ },
+    ],
+    ['redis url with options', { given: { REDIS_URL: 'redis://h:6379/0?timeout=5' }, want: /^REDIS_URL: query strings and fragments/ }],
+    ['redis port out of range', { given: { REDIS_URL: 'redis://h:0' }, want: /^REDIS_URL port must be between 1 and 65535, got 0$/ }],
+    ['rate limit prefix with a space', { given: { RATE_LIMIT_PREFIX: 'my app:' }, want: /^RATE_LIMIT_PREFIX must be 1 to 100 printable/ }],
     [
       'galera sync wait past its range',
       { given: { DB_WSREP_SYNC_WAIT: '16' }, want: /^DB_WSREP_SYNC_WAIT must be between 0 and 15, got 16$/ },

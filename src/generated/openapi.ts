@@ -1382,7 +1382,7 @@ export interface components {
         "X-Request-Id": string;
         /** @description The scheme to authenticate with (RFC 6750). */
         "WWW-Authenticate": string;
-        /** @description What is left of this client's quota: `r` requests for `t` more seconds (IETF draft-ietf-httpapi-ratelimit-headers-08). Sent on every `/api/` response when the deployment sets `RATE_LIMIT_PER_MINUTE`. */
+        /** @description What is left of this client's quota: `r` requests for `t` more seconds (IETF draft-ietf-httpapi-ratelimit-headers-08). Sent on every `/api/` response when the deployment sets `RATE_LIMIT_PER_MINUTE`, except while the counts cannot be kept (the request then passes uncounted). */
         RateLimit: string;
         /** @description The quota: `q` requests a window of `w` seconds, per client address. */
         "RateLimit-Policy": string;

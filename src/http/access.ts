@@ -2,10 +2,11 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { ClusterMemoryStoreWorker } from '@express-rate-limit/cluster-memory-store';
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { type IncrementResponse, rateLimit } from 'express-rate-limit';
+import { type IncrementResponse, rateLimit, type Store } from 'express-rate-limit';
 import type { Operation } from 'openapi-backend';
 import { inWorker } from '../cluster';
 import type { Logger } from '../logger';
+import { Outage } from './outage';
 import { HttpProblem } from './problem';
 
 type Middleware = (req: Request, res: Response, next: NextFunction) => void;
@@ -51,20 +52,25 @@ function unauthorized(detail: string, badToken: boolean): HttpProblem {
 
 /**
  * At most `perMinute` /api/ requests a minute per client address (req.ip, which TRUST_PROXY
- * decides), counted once across worker processes (by the primary). Answers carry the IETF
- * draft-8 RateLimit headers.
+ * decides), counted in `store` when given (Redis: every host's workers share it), else once
+ * across worker processes (by the primary). Answers carry the IETF draft-8 RateLimit headers.
  */
-export function apiRateLimit(perMinute: number, logger: Logger): Middleware {
+export function apiRateLimit(perMinute: number, logger: Logger, store?: Store): Middleware {
   const limiter = rateLimit({
     windowMs: 60_000,
     limit: perMinute,
     standardHeaders: 'draft-8',
     identifier: 'per-minute',
     legacyHeaders: false,
-    logger,
-    ...(inWorker ? { store: new SharedCounts({ prefix: 'api' }) } : {}),
-    // A count that does not come back from the primary lets the request through (and is logged):
-    // a missed count is better than failing a request the client was entitled to.
+    // A store's failures are its Outage's to log, once; express-rate-limit logs every request's.
+    logger: {
+      warn: (err, message) => logger.warn(err as object, message),
+      error: (err, message) => (message?.includes('error from store') ? undefined : logger.error(err as object, message)),
+    },
+    ...(store ? { store } : inWorker ? { store: new SharedCounts({ prefix: 'api' }, new Outage(logger, 'the primary process')) } : {}),
+    // A count that does not come back lets the request through, uncounted (no RateLimit
+    // headers): a missed count is better than failing or holding a request the client was
+    // entitled to. Every store answers or fails within seconds.
     passOnStoreError: true,
     // The contract's Retry-After is at least 1 (draft-8's t may be 0 at the end of a window).
     retryAfter: (req: Request) => {
@@ -84,13 +90,26 @@ export function apiRateLimit(perMinute: number, logger: Logger): Middleware {
  * (5 s). One that still does not come back lets the request through (passOnStoreError).
  */
 class SharedCounts extends ClusterMemoryStoreWorker {
+  constructor(
+    options: ConstructorParameters<typeof ClusterMemoryStoreWorker>[0],
+    private readonly outage: Outage,
+  ) {
+    super(options);
+  }
+
   override async increment(key: string): Promise<IncrementResponse> {
     // `send` is the worker store's own IPC call (package pinned to the exact version it has).
     const self = this as unknown as {
       send(command: string, args: unknown[], ms: number): Promise<{ totalHits: number; resetTime: string }>;
     };
-    const { totalHits, resetTime } = await self.send('increment', [key], 5000);
-    return { totalHits, resetTime: new Date(resetTime) };
+    try {
+      const { totalHits, resetTime } = await self.send('increment', [key], 5000);
+      this.outage.ok();
+      return { totalHits, resetTime: new Date(resetTime) };
+    } catch (err) {
+      this.outage.failed(err);
+      throw err;
+    }
   }
 }
 

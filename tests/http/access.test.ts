@@ -1,5 +1,10 @@
+import { type AddressInfo, createServer, type Socket } from 'node:net';
+import { freePort } from '../../scripts/lib/ports';
+import { connectRedisCounts, type RedisCounts } from '../../src/http/redisCounts';
+import { createLogger, silentLogger } from '../../src/logger';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { fixtures } from '../helpers/fixtures';
+import { connectTestRedis, deleteKeys, REDIS_URL, uniquePrefix } from '../helpers/redis';
 
 // Bearer tokens, the rate limit, CORS, security headers and the body limit, each on an app of
 // its own configured for it.
@@ -142,12 +147,32 @@ describe('without API_TOKENS the API is open', () => {
   });
 });
 
-describe('rate limit (RATE_LIMIT_PER_MINUTE)', () => {
+// The same limit whichever store counts: this process's memory, or Redis (REDIS_URL), under a
+// key prefix of this test's own.
+describe.each([
+  ['counted in the process', { redis: false }],
+  ['counted in Redis', { redis: true }],
+])('rate limit (RATE_LIMIT_PER_MINUTE), %s', (_name, { redis }) => {
+  const prefix = uniquePrefix('access');
   let app: TestApp;
+  let counts: RedisCounts | undefined;
+  let client: Awaited<ReturnType<typeof connectTestRedis>> | undefined;
   beforeAll(async () => {
-    app = await startTestApp({ rateLimitPerMinute: 3 });
+    if (redis) {
+      client = await connectTestRedis();
+      counts = connectRedisCounts({ url: REDIS_URL, where: REDIS_URL }, silentLogger);
+      await counts.ready;
+    }
+    app = await startTestApp({ rateLimitPerMinute: 3, rateLimitStore: counts?.store(prefix) });
   });
-  afterAll(() => app.close());
+  afterAll(async () => {
+    await app?.close();
+    await counts?.close();
+    if (client) {
+      await deleteKeys(client, prefix);
+      client.destroy();
+    }
+  });
 
   test('the fourth /api/ request in a minute is 429 with Retry-After and RateLimit headers', async () => {
     const statuses: number[] = [];
@@ -175,6 +200,52 @@ describe('rate limit (RATE_LIMIT_PER_MINUTE)', () => {
     expect((await app.request('POST', '/api/tasks/', { body: { title: 'over the limit' } })).status).toBe(429);
     for (let i = 0; i < 5; i++) expect((await app.request('GET', '/healthz')).status).toBe(200);
     expect(app.logs.filter((l) => l.operationId === 'createTask').map((l) => l.status)).toEqual([429]);
+    if (client) expect(Number(await client.get(`${prefix}127.0.0.1`))).toBe(5);
+  });
+});
+
+// Redis away: refused connections, or a server that takes the connection and never answers.
+describe.each<[string, { silent: boolean; error: RegExp }]>([
+  ['a Redis that nothing listens for', { silent: false, error: /ECONNREFUSED/ }],
+  ['a Redis that accepts connections and never answers', { silent: true, error: /offline|timeout/i }],
+])('rate limit counted in %s', (_name, { silent, error }) => {
+  const lines: Record<string, any>[] = [];
+  const sockets = new Set<Socket>();
+  const mute = createServer((socket) => void sockets.add(socket.on('error', () => undefined)));
+  let app: TestApp;
+  let counts: RedisCounts;
+  beforeAll(async () => {
+    const logger = createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) });
+    let port = await freePort();
+    if (silent) {
+      await new Promise<void>((resolve) => mute.listen(0, '127.0.0.1', resolve));
+      port = (mute.address() as AddressInfo).port;
+    }
+    const url = `redis://127.0.0.1:${port}`;
+    counts = connectRedisCounts({ url, where: url }, logger);
+    await counts.ready;
+    app = await startTestApp({ rateLimitPerMinute: 2, rateLimitStore: counts.store(uniquePrefix('access-down')) });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await counts?.close();
+    for (const socket of sockets) socket.destroy();
+    if (silent) await new Promise((resolve) => mute.close(resolve));
+  });
+
+  test('requests past the quota are answered, uncounted (no RateLimit headers); one warning, no error', async () => {
+    for (let i = 0; i < 5; i++) {
+      const res = await app.request('GET', '/api/tasks/');
+      expect(res.status).toBe(200);
+      expect(res.headers.get('ratelimit')).toBeNull();
+    }
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([
+      expect.objectContaining({
+        msg: expect.stringMatching(/^rate limit: Redis cannot count requests/),
+        error: expect.stringMatching(error),
+      }),
+    ]);
+    expect([...lines, ...app.logs].filter((l) => l.level === 'error')).toEqual([]);
   });
 });
 
