@@ -110,7 +110,8 @@ export async function planWords(
   for (const term of terms) {
     if (common.has(term)) continue;
     const wanted = pieces(term);
-    let decided = wanted.length === 1;
+    // A term without white space is decided by its tokens; a phrase is only narrowed by them.
+    let decided = !/\s/u.test(term);
     for (const [piece, place] of wanted) {
       const ids = await lookUp(db, words, piece, place, collation);
       if (!ids.length) return { ...plan, none: true };

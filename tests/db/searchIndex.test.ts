@@ -80,6 +80,8 @@ const SEARCHES = [
   'wa',
   'k',
   '"e du s"',
+  '" shoes"',
+  '"walk "',
   'here,only',
 ];
 
