@@ -162,8 +162,8 @@ migrations['20261123_005_search_index'] = {
 };
 
 migrations['20261123_006_word_index'] = {
-  // MySQL: the word index (wordIndex.ts), filled from the rows already there. SQLite has its
-  // trigram index since 005.
+  // MySQL: the word index (wordIndex.ts); the rows already there are left pending (searched by
+  // scan) until `npm run search-index` indexes them. SQLite has its trigram index since 005.
   async up(db) {
     if (!isMysql(db)) return;
     for (const c of collections) await addWordIndex(db, c.name, c.searchFields);

@@ -85,7 +85,7 @@ export function mysqlIndexStatements(table: string, fields: readonly string[]): 
       `IF NOT (${unchanged}) THEN ${pend('NEW')}; END IF`,
     `CREATE TRIGGER ${q(`${table}_search_delete`)} AFTER DELETE ON ${q(table)} FOR EACH ROW BEGIN ` +
       `DELETE FROM ${q(t.docs)} WHERE id = OLD.id; DELETE FROM ${q(t.pending)} WHERE id = OLD.id; END`,
-    // Records already there: indexed by the caller (indexPending).
+    // Records already there: pending until indexed (addWordIndex).
     `INSERT INTO ${q(t.pending)} (id) SELECT id FROM ${q(table)}`,
   ];
 }
@@ -98,13 +98,17 @@ export function mysqlDropStatements(table: string): string[] {
   ];
 }
 
-/** Makes a table's word index and indexes the records it holds. */
+/**
+ * Makes a table's word index. The records it already holds are listed as pending, not indexed
+ * here: a migration must not hold the other instances' start for the hour that a million
+ * records take. Search stays exact (pending records are scanned); `npm run search-index`
+ * indexes them.
+ */
 export async function addWordIndex(db: Knex, table: string, fields: readonly string[]): Promise<void> {
   // One connection: the session setting must hold for the CREATE TABLE with the FULLTEXT key.
   await db.transaction(async (trx) => {
     for (const sql of mysqlIndexStatements(table, fields)) await trx.raw(sql);
   });
-  await indexPending(db, table, { fields });
 }
 
 /** Rows of the vocabulary in one statement at most. */
