@@ -27,6 +27,7 @@ async function main(): Promise<void> {
     const n = await importFile(db, values.collection, values.file, {
       onValidated: (k) => line('checked', k),
       onWritten: (k) => (k % 100_000 < 5000 ? line('written', k) : undefined),
+      onIndexed: (k) => (k % 100_000 < 2000 ? line('indexed', k) : undefined),
     });
     console.log(`imported ${n.toLocaleString('en')} ${values.collection} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } finally {

@@ -3,7 +3,8 @@
 import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { collections } from '../../src/collections';
-import type { Db } from '../../src/db/connection';
+import { type Db, isMysql } from '../../src/db/connection';
+import { indexPending } from '../../src/db/wordIndex';
 import { migrate } from '../../src/db/migrations';
 import { dbTimestamp } from '../../src/db/time';
 import { loadSpec } from '../../src/spec';
@@ -15,6 +16,7 @@ export class ImportError extends Error {}
 export interface ImportOptions {
   onValidated?: (lines: number) => void;
   onWritten?: (rows: number) => void;
+  onIndexed?: (rows: number) => void;
 }
 
 async function* lines(file: string): AsyncGenerator<[number, string]> {
@@ -84,5 +86,9 @@ export async function importFile(db: Db, collection: string, file: string, optio
       yield [...fields.map((f) => record.values[f] as Value), created, updated];
     }
   }
-  return writeRows(db, rows(), { table: c.name, columns, searchFields: c.searchFields, onProgress: options.onWritten });
+  const written = await writeRows(db, rows(), { table: c.name, columns, searchFields: c.searchFields, onProgress: options.onWritten });
+  // MySQL: the rows are committed and searchable (pending records are checked by the scan's
+  // predicate); indexing them, a batch per transaction, makes their search fast.
+  if (isMysql(db)) await indexPending(db, c.name, { batch: 2000, onProgress: options.onIndexed });
+  return written;
 }

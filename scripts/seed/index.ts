@@ -1,6 +1,7 @@
 import { type Db, isMysql } from '../../src/db/connection';
 import { recount } from '../../src/db/counts';
 import { migrate } from '../../src/db/migrations';
+import { emptyWordIndex, indexPending } from '../../src/db/wordIndex';
 import { type CollectionName, rowSource } from './data';
 import { loadRows, type LoadOptions } from './load';
 
@@ -30,6 +31,8 @@ export async function seedCollection(db: Db, table: CollectionName, count: numbe
     throw new SeedError(`${table} already has ${existing.toLocaleString('en')} rows; pass --reset to replace them`);
   }
   await loadRows(db, rowSource(table, count, options.seed ?? DEFAULT_SEED), { ...options, count });
+  // MySQL: the loaded rows were left pending by the index's triggers; index them in batches.
+  if (isMysql(db)) await indexPending(db, table);
   // The bulk load writes around the service's row counters; set them from the rows.
   await recount(db, table);
 }
@@ -38,6 +41,8 @@ export async function seedCollection(db: Db, table: CollectionName, count: numbe
 export async function emptyTable(db: Db, table: string): Promise<void> {
   if (isMysql(db)) {
     await db.raw('TRUNCATE TABLE ??', [table]);
+    // TRUNCATE fires no trigger: the word index is emptied with it.
+    await emptyWordIndex(db, table);
   } else {
     await db(table).delete();
     await db.raw('DELETE FROM sqlite_sequence WHERE name = ?', [table]).catch(() => undefined);

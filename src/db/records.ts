@@ -5,7 +5,8 @@ import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
-import { applyIndexedTerms, countIndexed, planSearch } from './searchIndex';
+import { planSearch } from './searchIndex';
+import { indexedFields, indexRows } from './wordIndex';
 
 /** The pool, or a transaction on it. */
 export type Queryable = Db | Knex.Transaction;
@@ -40,13 +41,11 @@ export type ListResult = { count: number; rows: Row[] } | { count: number; pastE
 
 /** The list pipeline's database steps: filter, order, paginate (serializing is the caller's). */
 export async function listRecords(db: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
-  const plan = planSearch(db, request.terms);
-  const collation = plan.scanned.length ? await foldCollation(db) : undefined;
+  const plan = await planSearch(db, spec, request.terms);
   // Built afresh for the count and for the page (a clone would drop the statement's timeout).
   const matching = () => {
     const query = db(spec.table);
-    applyIndexedTerms(query, spec.table, plan.indexed);
-    if (plan.scanned.length) applySearch(query, spec.searchFields, plan.scanned, collation);
+    plan.apply(query);
     applyFilters(query, request.filters);
     return query;
   };
@@ -54,15 +53,15 @@ export async function listRecords(db: Db, spec: TableSpec, request: ListRequest)
   const count =
     !request.terms.length && !request.filters.length
       ? await countAll(db, spec.table)
-      : plan.indexed.length && !plan.scanned.length && !request.filters.length
+      : plan.count && !request.filters.length
         ? // The index holds exactly the table's rows: a common term costs no visit to them.
-          await countIndexed(db, spec.table, plan.indexed)
+          await plan.count()
         : await countRows(matching());
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
 
   if (
-    plan.indexed.length &&
+    plan.indexed &&
     offset < DEFERRED_JOIN_OFFSET &&
     walksOrderIndex(request.order) &&
     count > COMMON_SHARE * (await countAll(db, spec.table))
@@ -88,14 +87,6 @@ export async function listRecords(db: Db, spec: TableSpec, request: ListRequest)
   return { count, rows };
 }
 
-/** Search: the index narrows to rows holding its terms; the scan's predicate checks the rest. */
-async function applyTerms(db: Db, query: Knex.QueryBuilder, spec: TableSpec, terms: readonly string[]) {
-  const plan = planSearch(db, terms);
-  applyIndexedTerms(query, spec.table, plan.indexed);
-  if (plan.scanned.length) applySearch(query, spec.searchFields, plan.scanned, await foldCollation(db));
-  return plan;
-}
-
 async function countRows(query: Knex.QueryBuilder): Promise<number> {
   const [{ n }] = await query.count<{ n: number | string }[]>({ n: '*' });
   return Number(n);
@@ -119,7 +110,7 @@ export interface SeekRequest {
  */
 export async function seekRecords(db: Db, spec: TableSpec, request: SeekRequest): Promise<Row[]> {
   const query = db(spec.table);
-  await applyTerms(db, query, spec, request.terms);
+  (await planSearch(db, spec, request.terms)).apply(query);
   applyFilters(query, request.filters);
   const order = request.backward ? reversed(request.order) : request.order;
   if (request.after) applyAfter(query, order, request.after as Knex.Value[], isMysql(db));
@@ -138,8 +129,22 @@ export async function findRecord(db: Queryable, table: string, id: number): Prom
  * which the serializer formats).
  */
 export async function insertRecord(db: Queryable, table: string, values: Values): Promise<Row> {
+  const fields = mysqlIndexed(db, table);
+  // On MySQL the record and its index entry go in one transaction (SQLite's triggers index it).
+  if (fields && !inTransaction(db)) return db.transaction((trx) => insertRecord(trx, table, values));
   const [id] = await db(table).insert(values);
-  return { ...values, id: Number(id), version: 1 };
+  const row = { ...values, id: Number(id), version: 1 };
+  if (fields) await indexRows(db, table, fields, [row]);
+  return row;
+}
+
+function inTransaction(db: Queryable): db is Knex.Transaction {
+  return 'isTransaction' in db && db.isTransaction === true;
+}
+
+/** The search fields that this write must index itself: MySQL's word index (wordIndex.ts). */
+function mysqlIndexed(db: Queryable, table: string): readonly string[] | undefined {
+  return (db.client as Knex.Client).config.client === 'mysql2' ? indexedFields(table) : undefined;
 }
 
 /**
@@ -158,11 +163,15 @@ export async function updateRecord(
 ): Promise<Row | undefined> {
   // One transaction for the write and the read-back: a failure rolls both back (so the caller
   // may run it again), and no other write slips in between.
-  if (!('isTransaction' in db && db.isTransaction)) return (db as Db).transaction((trx) => updateRecord(trx, table, id, values, condition));
+  if (!inTransaction(db)) return db.transaction((trx) => updateRecord(trx, table, id, values, condition));
   const query = db(table).where({ id });
   if (condition.versions) query.whereIn('version', [...condition.versions]);
   const changed = await query.update({ ...values, version: db.raw('?? + 1', ['version']) });
-  return changed ? findRecord(db, table, id) : undefined;
+  if (!changed) return undefined;
+  const row = await findRecord(db, table, id);
+  const fields = mysqlIndexed(db, table);
+  if (row && fields?.some((f) => f in values)) await indexRows(db, table, fields, [row]);
+  return row;
 }
 
 export async function deleteRecord(db: Queryable, table: string, id: number, condition: VersionCondition = {}): Promise<boolean> {

@@ -32,21 +32,23 @@ export function parseSearch(search: string): string[] {
  * (MariaDB 10.10+) and 9 (MySQL 8); the first one the server has is used for search.
  */
 const FOLD_COLLATIONS = ['utf8mb4_uca1400_as_cs', 'utf8mb4_0900_as_cs'];
-const foldCollations = new WeakMap<Db, Promise<string | undefined>>();
+/** Kept per connection settings, which a pool and its transactions share. */
+const foldCollations = new WeakMap<object, Promise<string | undefined>>();
 
-export function foldCollation(db: Db): Promise<string | undefined> {
+export function foldCollation(db: Db | Knex.Transaction): Promise<string | undefined> {
   if (!isMysql(db)) return Promise.resolve(undefined);
-  let found = foldCollations.get(db);
+  const key = (db.client as Knex.Client).config;
+  let found = foldCollations.get(key);
   if (!found) {
     found = firstKnownCollation(db);
     // A failed look-up (database down) is not remembered; the next search asks again.
-    found.catch(() => foldCollations.delete(db));
-    foldCollations.set(db, found);
+    found.catch(() => foldCollations.delete(key));
+    foldCollations.set(key, found);
   }
   return found;
 }
 
-async function firstKnownCollation(db: Db): Promise<string | undefined> {
+async function firstKnownCollation(db: Db | Knex.Transaction): Promise<string | undefined> {
   for (const name of FOLD_COLLATIONS) {
     try {
       await db.raw(`SELECT _utf8mb4'a' COLLATE ${name} AS a`);

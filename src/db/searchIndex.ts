@@ -1,5 +1,8 @@
 import type { Knex } from 'knex';
 import { type Db, isMysql, searchFold } from './connection';
+import { applySearch, foldCollation } from './search';
+import { indexedFields } from './wordIndex';
+import { applyWords, countWords, planWords } from './wordSearch';
 
 /**
  * The search index on SQLite: an FTS5 table per record table, `<table>_search`, tokenized into
@@ -70,16 +73,47 @@ export function sqliteBulkIndex(
 }
 
 export interface SearchPlan {
-  /** Terms the index answers exactly. */
-  indexed: string[];
-  /** Terms checked on each candidate row by the scan's predicate. */
-  scanned: string[];
+  /** Narrows a query on the table to the records holding every term. */
+  apply(query: Knex.QueryBuilder): void;
+  /** The index narrows the search (else every row's text is read). */
+  indexed: boolean;
+  /** The number of records holding every term from the index alone, when it can tell. */
+  count?: () => Promise<number>;
 }
 
-/** Which terms go to the index on this database; on MySQL, none yet (the scan answers). */
-export function planSearch(db: Db, terms: readonly string[]): SearchPlan {
-  if (isMysql(db)) return { indexed: [], scanned: [...terms] };
-  return { indexed: terms.filter(indexable), scanned: terms.filter((t) => !indexable(t)) };
+/**
+ * How this database answers these terms: on SQLite, terms of 3 characters or more by the trigram
+ * index and the rest by the scan's predicate; on MySQL, by the word index (wordSearch.ts).
+ */
+export async function planSearch(
+  db: Db,
+  spec: { table: string; searchFields: readonly string[] },
+  terms: readonly string[],
+): Promise<SearchPlan> {
+  const { table, searchFields: fields } = spec;
+  if (!terms.length) return { apply: () => {}, indexed: false };
+  if (isMysql(db)) {
+    const collation = await foldCollation(db);
+    const scan: SearchPlan = { apply: (q) => applySearch(q, fields, terms, collation), indexed: false };
+    if (!indexedFields(table)) return scan;
+    const plan = await planWords(db, table, fields, terms, collation);
+    if (!plan.none && !plan.groups.length) return scan;
+    return {
+      apply: (q) => applyWords(q, table, fields, terms, plan, collation),
+      indexed: true,
+      count: plan.checked.length ? undefined : () => countWords(db, table, fields, terms, plan, collation),
+    };
+  }
+  const indexed = terms.filter(indexable);
+  const scanned = terms.filter((t) => !indexable(t));
+  return {
+    apply(q) {
+      applyIndexedTerms(q, table, indexed);
+      if (scanned.length) applySearch(q, fields, scanned);
+    },
+    indexed: indexed.length > 0,
+    count: indexed.length && !scanned.length ? () => countIndexed(db, table, indexed) : undefined,
+  };
 }
 
 /** Narrows `query` (on `table`) to the rows holding every indexed term. */

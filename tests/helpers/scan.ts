@@ -1,4 +1,5 @@
-import type { Db } from '../../src/db/connection';
+import { type Db, isMysql } from '../../src/db/connection';
+import { wordTables } from '../../src/db/wordIndex';
 import { applySearch, foldCollation } from '../../src/db/search';
 
 /** The ids the plain scan finds for these terms, newest first: what indexed search must equal. */
@@ -12,4 +13,11 @@ export async function scannedIds(db: Db, table: string, fields: readonly string[
     ])
     .pluck('id');
   return (ids as (number | string)[]).map(Number);
+}
+
+/** Records MySQL's word index has not indexed yet (checked by a scan meanwhile); SQLite has none. */
+export async function pendingCount(db: Db, table: string): Promise<number> {
+  if (!isMysql(db)) return 0;
+  const [{ n }] = await db(wordTables(table).pending).count({ n: '*' });
+  return Number(n);
 }

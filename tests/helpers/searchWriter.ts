@@ -1,34 +1,36 @@
-// A process that writes posts without pause (create, PATCH-like update, delete), to be killed
-// with SIGKILL mid-write by tests/db/searchIndex.crash.test.ts. Argument: the SQLite file.
+// A process that writes posts without pause (create, update, delete) through the service's
+// database layer, to be killed mid-write by tests/db/searchIndex.crash.test.ts (or to lose its
+// server to a kill). Argument: the SQLite file, or a mysql:// URL.
+import { parseDatabaseUrl } from '../../src/config';
 import { openDb } from '../../src/db/connection';
+import { deleteRecord, insertRecord, updateRecord } from '../../src/db/records';
 import { dbTimestamp } from '../../src/db/time';
 
 const TEXTS = ['alpha ÉCOLE', 'bêta σοφός', 'gamma Straße', 'delta 🎉 party', 'epsilon école'];
 
 async function main(): Promise<void> {
-  const db = openDb({ client: 'sqlite', filename: process.argv[2] });
+  const target = process.argv[2];
+  const db = openDb(target.startsWith('mysql://') ? parseDatabaseUrl(target) : { client: 'sqlite', filename: target });
   let n = 0;
   process.stdout.write('ready\n');
   for (;;) {
     const now = dbTimestamp();
     const text = TEXTS[n % TEXTS.length];
     // A transaction of several writes, so that a kill can land between them.
-    await db.transaction(async (trx) => {
-      const [id] = await trx('posts').insert({
-        title: `${text} ${n}`,
-        content: `${TEXTS[(n + 1) % TEXTS.length]} body ${n}`,
-        author: 'w',
-        created_at: now,
-        updated_at: now,
-      });
-      await trx('posts')
-        .where({ id: Number(id) - 3 })
-        .update({ content: `${TEXTS[(n + 2) % TEXTS.length]} changed ${n}` });
-      if (n % 3 === 0)
-        await trx('posts')
-          .where({ id: Number(id) - 7 })
-          .delete();
-    });
+    await db
+      .transaction(async (trx) => {
+        const { id } = await insertRecord(trx, 'posts', {
+          title: `${text} ${n}`,
+          content: `${TEXTS[(n + 1) % TEXTS.length]} body ${n}`,
+          author: 'w',
+          created_at: now,
+          updated_at: now,
+        });
+        await updateRecord(trx, 'posts', Number(id) - 3, { content: `${TEXTS[(n + 2) % TEXTS.length]} changed ${n}` });
+        if (n % 3 === 0) await deleteRecord(trx, 'posts', Number(id) - 7);
+      })
+      // The server going away (the MySQL test kills it): keep trying until this process is killed.
+      .catch(() => new Promise((r) => setTimeout(r, 50)));
     n++;
   }
 }

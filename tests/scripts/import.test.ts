@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { ImportError, importFile } from '../../scripts/import/index';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { fixtures } from '../helpers/fixtures';
+import { pendingCount } from '../helpers/scan';
 
 let app: TestApp;
 let dir: string;
@@ -58,6 +59,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     const term = String(a[f.searchFields[0]]);
     const found = await app.request('GET', `/api/${name}/?search=${encodeURIComponent(term)}`);
     expect(found.body.results.map((r: any) => r.id)).toContain(byText(a).id);
+    expect(await pendingCount(app.database.db, name)).toBe(0);
 
     // Writes after an import are indexed as ever (SQLite's import indexes in bulk, then restores the trigger).
     const later = (await app.request('POST', `/api/${name}/`, { body: f.valid(++serial) })).body;

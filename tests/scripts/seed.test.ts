@@ -4,7 +4,7 @@ import { rowSource } from '../../scripts/seed/data';
 import { seedCollection } from '../../scripts/seed/index';
 import { collections } from '../../src/collections';
 import { loadSpec } from '../../src/spec';
-import { scannedIds } from '../helpers/scan';
+import { pendingCount, scannedIds } from '../helpers/scan';
 import { startTestApp, type TestApp } from '../helpers/app';
 
 const STAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}\.\d{3}$/;
@@ -79,6 +79,8 @@ describe('seeding a database', () => {
     expect(found.body.count).toBe(ids.length);
     expect(found.body.results.map((r: { id: number }) => r.id)).toEqual(ids.slice(0, 10));
     expect(ids).toContain(1);
+    // ... and indexed: none left for the scan of pending records.
+    expect(await pendingCount(app.database.db, table)).toBe(0);
   });
 
   test('a collection that has records is not overwritten unless asked to', async () => {

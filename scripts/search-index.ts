@@ -1,0 +1,37 @@
+// `npm run search-index`: on MySQL, indexes the records that the word index lists as pending
+// (src/db/wordIndex.ts): those a table held when migration 006 made its index, and any written
+// around the service (SQL by hand, a bulk load stopped before it indexed). Search is exact
+// meanwhile (pending records are checked with the scan's predicate), only slower. Resumable:
+// each batch is one transaction. On SQLite there is nothing to do (its triggers index).
+import { parseArgs } from 'node:util';
+import { collections } from '../src/collections';
+import { ConfigError, loadConfig } from '../src/config';
+import { isMysql, openDb } from '../src/db/connection';
+import { migrate } from '../src/db/migrations';
+import { indexPending } from '../src/db/wordIndex';
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({ options: { collection: { type: 'string' } } });
+  const names = values.collection ? [values.collection] : collections.map((c) => c.name);
+  if (names.some((n) => !collections.some((c) => c.name === n)))
+    throw new ConfigError(`--collection must be one of ${collections.map((c) => c.name).join(', ')}`);
+  const db = openDb(loadConfig().database);
+  const started = Date.now();
+  try {
+    await migrate(db);
+    if (!isMysql(db)) return void console.log('SQLite indexes every write itself: nothing to do');
+    for (const name of names) {
+      const n = await indexPending(db, name, {
+        onProgress: (k) => (k % 50_000 < 1000 ? process.stderr.write(`${name}: indexed ${k.toLocaleString('en')}\n`) : undefined),
+      });
+      console.log(`${name}: ${n.toLocaleString('en')} records indexed, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(`search-index failed: ${err instanceof ConfigError ? err.message : String((err as Error)?.stack ?? err)}`);
+  process.exit(1);
+});

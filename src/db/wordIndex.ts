@@ -1,0 +1,221 @@
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
+import { collections } from '../collections';
+import { foldCollation } from './search';
+
+/**
+ * The search index on MySQL/MariaDB, which have no trigram parser (MariaDB has no ngram one):
+ * InnoDB FULLTEXT, transactional and crash-safe, over text of our own codes, so that the server's
+ * tokenizer, stopwords and token sizes never decide what matches.
+ *
+ * - `<table>_search_words`: the vocabulary, every distinct raw token (search field text split on
+ *   white space only) with an id. Never folded here: search folds it with the scan's own fold.
+ * - `<table>_search_docs`: per record, the codes (`x` + base36 word id) of the distinct tokens of
+ *   all its search fields, under a FULLTEXT index.
+ * - `<table>_search_pending`: ids of records whose docs row may be out of date. Triggers add
+ *   every inserted record and every update of a search field, inside the writing statement; the
+ *   service's writes index the record in the same transaction and remove it again. Rows written
+ *   any other way (bulk loads, SQL by hand) stay pending until indexed, and search checks
+ *   pending records with the scan's predicate: the index is exact whoever writes.
+ *
+ * Folding maps character to character and never makes or removes white space, so a term without
+ * white space that occurs in a field's folded text occurs inside one folded token: the docs of
+ * the tokens that contain it are exactly the records that hold it (wordSearch.ts).
+ */
+export interface WordTables {
+  words: string;
+  docs: string;
+  pending: string;
+}
+
+export function wordTables(table: string): WordTables {
+  return { words: `${table}_search_words`, docs: `${table}_search_docs`, pending: `${table}_search_pending` };
+}
+
+/** Words of more characters than this have no `folded` copy (a fold maps one character to one). */
+export const FOLDED_LENGTH = 255;
+
+/** The scan's fold of a bound value, as text compared byte for byte (search.ts). */
+export function foldSql(collation: string | undefined, value = '?'): string {
+  return `LOWER(${value} COLLATE ${collation ?? 'utf8mb4_bin'}) COLLATE utf8mb4_bin`;
+}
+
+/** Codes of at least 6 characters: indexed under any innodb_ft_min_token_size up to 6 (default 3). */
+const CODE_DIGITS = 5;
+
+export function wordCode(id: number): string {
+  return `x${id.toString(36).padStart(CODE_DIGITS, '0')}`;
+}
+
+export function tokens(text: unknown): string[] {
+  return typeof text === 'string' ? text.split(/\s+/u).filter((t) => t !== '') : [];
+}
+
+function hash(word: string): Buffer {
+  return createHash('sha256').update(word, 'utf8').digest();
+}
+
+const fieldsByTable = new Map<string, readonly string[]>(collections.map((c) => [c.name, c.searchFields]));
+
+/** The search fields of a record table that has a search index, else undefined. */
+export function indexedFields(table: string): readonly string[] | undefined {
+  return fieldsByTable.get(table);
+}
+
+/** SQL of the index's tables and triggers for one table (migration 006, createRecordTable). */
+export function mysqlIndexStatements(table: string, fields: readonly string[]): string[] {
+  const t = wordTables(table);
+  const q = (name: string) => `\`${name}\``;
+  const options = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin';
+  const unchanged = fields.map((f) => `NEW.${q(f)} <=> OLD.${q(f)}`).join(' AND ');
+  const pend = (row: string) => `INSERT INTO ${q(t.pending)} (id) VALUES (${row}.id) ON DUPLICATE KEY UPDATE id = id`;
+  return [
+    // Codes are all the index sees: no stopword (none has our shape, but a list may be configured).
+    'SET SESSION innodb_ft_enable_stopword = OFF',
+    // `folded`: the word as the scan folds it, for the look-ups of search terms (a scan of this
+    // narrow index); NULL for words too long for it, which are folded at look-up instead.
+    `CREATE TABLE ${q(t.words)} (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, hash BINARY(32) NOT NULL, ` +
+      `word LONGTEXT NOT NULL, folded VARCHAR(${FOLDED_LENGTH}) NULL, UNIQUE KEY ${q(`${t.words}_hash_unique`)} (hash), ` +
+      `KEY ${q(`${t.words}_folded`)} (folded)) ${options}`,
+    `CREATE TABLE ${q(t.docs)} (id BIGINT UNSIGNED NOT NULL PRIMARY KEY, codes LONGTEXT NOT NULL, ` +
+      `FULLTEXT KEY ${q(`${t.docs}_codes`)} (codes)) ${options}`,
+    `CREATE TABLE ${q(t.pending)} (id BIGINT UNSIGNED NOT NULL PRIMARY KEY) ${options}`,
+    `CREATE TRIGGER ${q(`${table}_search_insert`)} AFTER INSERT ON ${q(table)} FOR EACH ROW ${pend('NEW')}`,
+    `CREATE TRIGGER ${q(`${table}_search_update`)} AFTER UPDATE ON ${q(table)} FOR EACH ROW ` +
+      `IF NOT (${unchanged}) THEN ${pend('NEW')}; END IF`,
+    `CREATE TRIGGER ${q(`${table}_search_delete`)} AFTER DELETE ON ${q(table)} FOR EACH ROW BEGIN ` +
+      `DELETE FROM ${q(t.docs)} WHERE id = OLD.id; DELETE FROM ${q(t.pending)} WHERE id = OLD.id; END`,
+    // Records already there: pending until indexed (addWordIndex).
+    `INSERT INTO ${q(t.pending)} (id) SELECT id FROM ${q(table)}`,
+  ];
+}
+
+export function mysqlDropStatements(table: string): string[] {
+  const t = wordTables(table);
+  return [
+    ...['insert', 'update', 'delete'].map((e) => `DROP TRIGGER IF EXISTS \`${table}_search_${e}\``),
+    ...[t.docs, t.words, t.pending].map((name) => `DROP TABLE IF EXISTS \`${name}\``),
+  ];
+}
+
+/**
+ * Makes a table's word index. The records it already holds are listed as pending, not indexed
+ * here: a migration must not hold the other instances' start for the hour that a million
+ * records take. Search stays exact (pending records are scanned); `npm run search-index`
+ * indexes them.
+ */
+export async function addWordIndex(db: Knex, table: string, fields: readonly string[]): Promise<void> {
+  // One connection: the session setting must hold for the CREATE TABLE with the FULLTEXT key.
+  await db.transaction(async (trx) => {
+    for (const sql of mysqlIndexStatements(table, fields)) await trx.raw(sql);
+  });
+}
+
+/** Rows of the vocabulary in one statement at most. */
+const LOOKUP_CHUNK = 1000;
+
+/** The vocabulary ids of these tokens, adding those it lacks (inside the caller's transaction). */
+async function wordIds(trx: Knex | Knex.Transaction, words: string, all: readonly string[]): Promise<Map<string, number>> {
+  const collation = await foldCollation(trx);
+  const ids = new Map<string, number>();
+  const byHash = new Map<string, string>();
+  for (const w of all) byHash.set(hash(w).toString('hex'), w);
+  // Sorted, so that writers adding the same new words lock them in one order (fewer deadlocks).
+  const hashes = [...byHash.keys()].sort();
+  const found = async (chunk: string[], lock: boolean) => {
+    const q = trx(words)
+      .whereIn(
+        'hash',
+        chunk.map((h) => Buffer.from(h, 'hex')),
+      )
+      .select('id', 'hash');
+    // After an insert that found a duplicate, a locking read: it sees the word another
+    // transaction committed since this one's snapshot.
+    if (lock) q.forShare();
+    for (const r of (await q) as { id: number; hash: Buffer }[]) ids.set(byHash.get(r.hash.toString('hex'))!, Number(r.id));
+  };
+  for (let i = 0; i < hashes.length; i += LOOKUP_CHUNK) await found(hashes.slice(i, i + LOOKUP_CHUNK), false);
+  // Looked up first, inserted only when missing: INSERT IGNORE would spend an AUTO_INCREMENT
+  // value on every word already known.
+  const missing = hashes.filter((h) => !ids.has(byHash.get(h)!));
+  for (let i = 0; i < missing.length; i += LOOKUP_CHUNK) {
+    const chunk = missing.slice(i, i + LOOKUP_CHUNK);
+    await trx(words)
+      .insert(
+        chunk.map((h) => {
+          const word = byHash.get(h)!;
+          const folded = [...word].length <= FOLDED_LENGTH ? trx.raw(foldSql(collation), [word]) : null;
+          return { hash: Buffer.from(h, 'hex'), word, folded };
+        }),
+      )
+      .onConflict()
+      .ignore();
+    await found(chunk, true);
+  }
+  return ids;
+}
+
+export type IndexedRow = Record<string, unknown> & { id: number | string };
+
+/**
+ * Indexes these records as they are now (their search fields' text), inside the caller's
+ * transaction, and takes them off the pending list.
+ */
+export async function indexRows(
+  trx: Knex | Knex.Transaction,
+  table: string,
+  fields: readonly string[],
+  rows: readonly IndexedRow[],
+): Promise<void> {
+  if (!rows.length) return;
+  const t = wordTables(table);
+  const perRow = rows.map((r) => [...new Set(fields.flatMap((f) => tokens(r[f])))]);
+  const ids = await wordIds(trx, t.words, [...new Set(perRow.flat())]);
+  const docs = rows.map((r, i) => ({ id: r.id, codes: perRow[i].map((w) => wordCode(ids.get(w)!)).join(' ') }));
+  await trx(t.docs).insert(docs).onConflict('id').merge(['codes']);
+  await trx(t.pending)
+    .whereIn(
+      'id',
+      rows.map((r) => r.id),
+    )
+    .delete();
+}
+
+/**
+ * Indexes every pending record of a table, a batch per transaction (after a bulk load, and for
+ * the rows a table held when the index was made). Search is exact meanwhile: pending records are
+ * checked by the scan's predicate. Returns how many were indexed.
+ */
+export async function indexPending(
+  db: Knex,
+  table: string,
+  options: { batch?: number; fields?: readonly string[]; onProgress?: (n: number) => void } = {},
+): Promise<number> {
+  const fields = options.fields ?? indexedFields(table);
+  if (!fields) return 0;
+  const t = wordTables(table);
+  const batch = options.batch ?? 1000;
+  let done = 0;
+  for (;;) {
+    const n = await db.transaction(async (trx) => {
+      const ids = (await trx(t.pending).orderBy('id').limit(batch).forUpdate().pluck('id')) as (number | string)[];
+      if (!ids.length) return 0;
+      const rows: IndexedRow[] = await trx(table)
+        .whereIn('id', ids)
+        .select('id', ...fields);
+      await indexRows(trx, table, fields, rows);
+      // Ids with no record left (deleted by SQL that skipped the trigger, as TRUNCATE does).
+      await trx(t.pending).whereIn('id', ids).delete();
+      return ids.length;
+    });
+    if (!n) return done;
+    done += n;
+    options.onProgress?.(done);
+  }
+}
+
+/** Empties the index of a table emptied by TRUNCATE (which fires no trigger). */
+export async function emptyWordIndex(db: Knex, table: string): Promise<void> {
+  const t = wordTables(table);
+  for (const name of [t.docs, t.pending, t.words]) await db.raw('TRUNCATE TABLE ??', [name]);
+}

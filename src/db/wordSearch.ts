@@ -1,0 +1,187 @@
+import type { Knex } from 'knex';
+import type { Db } from './connection';
+import { applySearch } from './search';
+import { foldSql, wordCode, wordTables } from './wordIndex';
+
+/**
+ * A term that more vocabulary words contain than this (`e`, `a`) is not looked up in the index:
+ * the other terms' candidates are checked with the scan's predicate instead, or, with no other
+ * term, the table is scanned (as SQLite does for terms of fewer than 3 characters).
+ */
+export const MAX_WORDS = 1000;
+
+/** A term in more than this share of the rows is common (see commonTerms). */
+export const COMMON_SHARE = 0.2;
+
+/** How a piece of a term must sit in a token: a phrase's first piece ends a token, and so on. */
+type Place = 'inside' | 'end' | 'whole' | 'start';
+
+export interface WordPlan {
+  /** One `+(...)` group per constraint, for MATCH ... AGAINST in boolean mode. */
+  groups: string[];
+  /** Some term has no word in the vocabulary: no indexed record holds it. */
+  none: boolean;
+  /** Terms the index narrows but does not decide (phrases, and terms of too many words). */
+  checked: string[];
+  /**
+   * Some record was pending when the search began (see applyWords). One that becomes pending
+   * later (a bulk load committing meanwhile) is answered as it was before that write.
+   */
+  pending: boolean;
+}
+
+function piecePredicate(place: Place, word: string, term: string): string {
+  if (place === 'inside') return `INSTR(${word}, ${term}) > 0`;
+  if (place === 'start') return `INSTR(${word}, ${term}) = 1`;
+  if (place === 'end') return `INSTR(REVERSE(${word}), REVERSE(${term})) = 1`;
+  return `${word} = ${term}`;
+}
+
+/** Vocabulary ids of the tokens that hold `piece` as `place` says, under the scan's fold; at most MAX_WORDS + 1. */
+async function lookUp(db: Db, words: string, piece: string, place: Place, collation: string | undefined): Promise<number[]> {
+  const term = foldSql(collation);
+  // Words with a folded copy through its index; the few too long for it folded here.
+  const short = db(words)
+    .select('id')
+    .whereRaw(piecePredicate(place, '??', term), ['folded', piece]);
+  const long = db(words)
+    .select('id')
+    .whereNull('folded')
+    .whereRaw(piecePredicate(place, foldSql(collation, '??'), term), ['word', piece]);
+  const ids: (number | string)[] = await db
+    .select('id')
+    .from(short.unionAll(long, true).as('w'))
+    .limit(MAX_WORDS + 1)
+    .pluck('id');
+  return ids.map(Number);
+}
+
+/** Rows whose text samples how common each term is: the newest ones (the default order's index). */
+export const SAMPLE = 200;
+
+/**
+ * Which terms are common: held by more than COMMON_SHARE of a sample of the newest records (the
+ * scan's predicate on them). For those, reading the index costs more than the scan: InnoDB
+ * FULLTEXT visits every matching document, about 10 µs each. Tables smaller than the sample
+ * have no common term: the index answers all.
+ */
+async function commonTerms(
+  db: Db,
+  table: string,
+  fields: readonly string[],
+  terms: readonly string[],
+  collation: string | undefined,
+): Promise<Set<string>> {
+  const fold = (x: string) => foldSql(collation, x);
+  const holds = `(${fields.map(() => `INSTR(${fold('??')}, ${fold('?')}) > 0`).join(' OR ')})`;
+  const sample = db(table)
+    .select(...fields)
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(SAMPLE)
+    .as('s');
+  const sums = terms.map((t, i) => db.raw(`SUM(${holds}) AS ??`, [...fields.flatMap((f) => [f, t]), `t${i}`]));
+  const [row] = await db.select<Record<string, number | string>[]>(db.raw('COUNT(*) AS n'), ...sums).from(sample);
+  if (Number(row.n) < SAMPLE) return new Set();
+  return new Set(terms.filter((_, i) => Number(row[`t${i}`]) > COMMON_SHARE * SAMPLE));
+}
+
+/** What each term needs of a record's tokens (white space splits a phrase into pieces). */
+function pieces(term: string): [string, Place][] {
+  const parts = term.split(/\s+/u);
+  if (parts.length === 1) return [[term, 'inside']];
+  const last = parts.length - 1;
+  return parts.flatMap((p, i): [string, Place][] => (p === '' ? [] : [[p, i === 0 ? 'end' : i === last ? 'start' : 'whole']]));
+}
+
+export async function planWords(
+  db: Db,
+  table: string,
+  fields: readonly string[],
+  terms: readonly string[],
+  collation: string | undefined,
+): Promise<WordPlan> {
+  const { words } = wordTables(table);
+  const common = await commonTerms(db, table, fields, terms, collation);
+  const pending = (await db(wordTables(table).pending).select('id').first()) !== undefined;
+  const plan: WordPlan = { groups: [], none: false, checked: [...common], pending };
+  for (const term of terms) {
+    if (common.has(term)) continue;
+    const wanted = pieces(term);
+    // A term without white space is decided by its tokens; a phrase is only narrowed by them.
+    let decided = !/\s/u.test(term);
+    for (const [piece, place] of wanted) {
+      const ids = await lookUp(db, words, piece, place, collation);
+      if (!ids.length) return { ...plan, none: true };
+      if (ids.length > MAX_WORDS) decided = false;
+      else plan.groups.push(`+(${ids.map(wordCode).join(' ')})`);
+    }
+    if (!decided) plan.checked.push(term);
+  }
+  return plan;
+}
+
+const matchSql = 'SELECT ?? FROM ?? WHERE MATCH(??) AGAINST(? IN BOOLEAN MODE)';
+
+/**
+ * Narrows `query` to the records holding every term: indexed records by the index (then the
+ * checked terms by the scan's predicate), pending records by the scan's predicate alone.
+ */
+export function applyWords(
+  query: Knex.QueryBuilder,
+  table: string,
+  fields: readonly string[],
+  terms: readonly string[],
+  plan: WordPlan,
+  collation: string | undefined,
+): void {
+  const t = wordTables(table);
+  const id = `${table}.id`;
+  if (!plan.pending) {
+    // The usual case: the service's writes index their record before they commit. Without the
+    // OR below, the optimizer reads the index's matches first and joins the records to them.
+    if (plan.none) query.whereRaw('1 = 0');
+    else query.whereRaw(`?? IN (${matchSql})`, [id, 'id', t.docs, 'codes', plan.groups.join(' ')]);
+    if (plan.checked.length) applySearch(query, fields, plan.checked, collation);
+    return;
+  }
+  query.where((either) => {
+    if (!plan.none) {
+      either.where((indexed) => {
+        indexed.whereRaw(`?? IN (${matchSql})`, [id, 'id', t.docs, 'codes', plan.groups.join(' ')]);
+        indexed.whereRaw('?? NOT IN (SELECT ?? FROM ??)', [id, 'id', t.pending]);
+        if (plan.checked.length) applySearch(indexed, fields, plan.checked, collation);
+      });
+    }
+    either.orWhere((pending) => {
+      pending.whereRaw('?? IN (SELECT ?? FROM ??)', [id, 'id', t.pending]);
+      applySearch(pending, fields, terms, collation);
+    });
+  });
+}
+
+/** The number of records holding every term, from the index (and the pending records) alone. */
+export async function countWords(
+  db: Db,
+  table: string,
+  fields: readonly string[],
+  terms: readonly string[],
+  plan: WordPlan,
+  collation: string | undefined,
+): Promise<number> {
+  const t = wordTables(table);
+  let indexed = 0;
+  if (!plan.none) {
+    const query = db(t.docs).whereRaw('MATCH(??) AGAINST(? IN BOOLEAN MODE)', ['codes', plan.groups.join(' ')]);
+    if (plan.pending) query.whereNotIn('id', db(t.pending).select('id'));
+    const [{ n }] = await query.count({ n: '*' });
+    indexed = Number(n);
+  }
+  if (!plan.pending) return indexed;
+  const pending = db(table).whereIn('id', db(t.pending).select('id'));
+  applySearch(pending, fields, terms, collation);
+  const [{ n }] = await pending.count({ n: '*' });
+  return indexed + Number(n);
+}
