@@ -375,4 +375,5 @@ test('keys are stored in the database: a restarted service replays them', async 
   } finally {
     await dropTestDatabase(database.config, db);
   }
-});
+  // A database of its own, migrated from nothing: on a loaded CI machine that alone takes most of a minute.
+}, 180_000);
