@@ -52,10 +52,20 @@ export function minimalEnv(): NodeJS.ProcessEnv {
   return { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
 }
 
+/**
+ * Node's options in `npm start` (package.json), which the `built` entry runs with too. Start-up
+ * (the spec dereferenced, every validator compiled) grows V8's heap to about 110 MB, which V8
+ * then keeps and fills again before collecting: 145 MB idle, past 150 MB during an export.
+ * `--optimize-for-size` makes V8 grow the heap and the young generation less (90 MB idle, an
+ * export of 1,000,000 posts under 140 MB, at the same export rate; BENCHMARKS.md). Workers
+ * inherit it (node:cluster forks with the primary's execArgv).
+ */
+export const START_NODE_OPTIONS = ['--optimize-for-size'];
+
 function nodeArguments(entry: Entry): string[] {
   if (entry === 'built') {
     assertBuilt();
-    return [join(ROOT, 'dist', 'main.js')];
+    return [...START_NODE_OPTIONS, join(ROOT, 'dist', 'main.js')];
   }
   return ['--import', 'tsx', entry === 'source' ? join(ROOT, 'src', 'main.ts') : resolve(ROOT, entry)];
 }

@@ -42,6 +42,9 @@ beforeAll(async () => {
   // @hey-api/openapi-ts: its default options.
   const hey = run(bin('openapi-ts'), ['-i', 'openapi.json', '-o', 'hey']);
   if (hey.status !== 0) throw new Error(`openapi-ts failed:\n${hey.output}`);
+  // orval: its fetch client with the options the README gives (drivers/orval.config.mjs).
+  const orval = run(bin('orval'), ['--config', 'orval.config.mjs']);
+  if (orval.status !== 0) throw new Error(`orval failed:\n${orval.output}`);
 
   writeFileSync(
     join(dir, 'tsconfig.json'),
@@ -53,10 +56,10 @@ beforeAll(async () => {
         strict: true,
         noEmit: true,
         skipLibCheck: true,
-        lib: ['ES2022', 'DOM'],
+        lib: ['ES2022', 'DOM', 'DOM.Iterable'],
         types: ['node'],
       },
-      include: ['*.ts', 'hey/**/*.ts'],
+      include: ['*.ts', 'hey/**/*.ts', 'orval/**/*.ts'],
     }),
   );
   compiled = run(bin('tsc'), ['-p', '.']);
@@ -78,11 +81,16 @@ const UNIQUE_STEPS = ['create', 'list', 'get', 'patch', '412', 'put', '400', '40
 test.each([
   ['openapi-typescript + openapi-fetch', 'openapi-fetch.ts', 1],
   ['@hey-api/openapi-ts', 'hey-api.ts', 2],
+  ['orval (fetch client)', 'orval.ts', 3],
 ])(
   '%s drives all five collections against the service',
   async (_name, driver, runId) => {
     // Asynchronously: the service answers from this very process.
-    const r = await promisify(execFile)(bin('tsx'), [driver, app.url, String(runId)], { cwd: dir, timeout: 50_000 });
+    const r = await promisify(execFile)(bin('tsx'), [driver, app.url, String(runId)], {
+      cwd: dir,
+      timeout: 50_000,
+      env: { ...process.env, RECORDS_API_URL: app.url },
+    });
     expect(JSON.parse(r.stdout)).toEqual({ posts: STEPS, products: STEPS, books: UNIQUE_STEPS, users: UNIQUE_STEPS, tasks: STEPS });
   },
   60_000,

@@ -3,7 +3,8 @@
 export interface Answer<T> {
   data?: T;
   error?: unknown;
-  response?: Response;
+  /** A fetch Response, or what a generator keeps of it. */
+  response?: { status: number; headers: Headers };
 }
 
 const status = (a: Answer<unknown>) => a.response?.status;
