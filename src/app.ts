@@ -10,6 +10,7 @@ import { jsonBody } from './http/body';
 import { dispatch } from './http/dispatch';
 import { errorHandler } from './http/errors';
 import { securityHeaders } from './http/headers';
+import { compileResponses } from './http/json';
 import { createMetrics } from './http/metrics';
 import { requestContext } from './http/requestContext';
 import { routeTable } from './http/routes';
@@ -66,7 +67,9 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     },
   });
   await api.init();
-  const routes = routeTable(api.router.getOperations());
+  const operations = api.router.getOperations();
+  const routes = routeTable(operations);
+  compileResponses(operations);
 
   const app = express();
   app.disable('x-powered-by');

@@ -10,6 +10,7 @@ import { walkRecords } from '../db/walk';
 import { etag, ifMatchVersions, ifNoneMatchHits } from '../http/conditional';
 import { exportFormat, streamExport } from '../http/export';
 import { pageUrl } from '../http/links';
+import { sendJson, stringifier } from '../http/json';
 import { HttpProblem, invalid } from '../http/problem';
 import { createIdempotently } from './idempotency';
 import { mapRows, recordSerializer, writeFields } from './serialize';
@@ -59,8 +60,13 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
     return out;
   }
 
-  function sendRecord(res: Response, status: number, row: Row): void {
-    res.status(status).set('ETag', etag(row.version)).json(serialize(row));
+  function sendRecord(ctx: Context, res: Response, status: number, row: Row): void {
+    res.setHeader('ETag', etag(row.version));
+    sendJson(res, status, stringifier(ctx.operation, status)(serialize(row)));
+  }
+
+  function sendPage(ctx: Context, res: Response, body: PageOf<ResourceName>): void {
+    sendJson(res, 200, stringifier(ctx.operation, 200)(body));
   }
 
   /** A failed write: 412 when it was conditional (RFC 9110: a missing record fails If-Match too). */
@@ -74,6 +80,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
    * learn whether another page follows in the direction of travel. `count` is not computed.
    */
   async function listByCursor(
+    ctx: Context,
     req: Request,
     res: Response,
     query: ListQuery,
@@ -105,7 +112,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       previous: hasPrevious && first ? link('p', first) : null,
       results: page.map(serialize),
     } as PageOf<ResourceName>;
-    res.json(body);
+    sendPage(ctx, res, body);
   }
 
   const condition = (req: Request) => {
@@ -128,7 +135,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
           records: (signal) => mapRows(walkRecords(db, table, base, { signal }), serialize),
         });
       }
-      if (query.cursor !== undefined) return listByCursor(req, res, query, base, pageSize);
+      if (query.cursor !== undefined) return listByCursor(ctx, req, res, query, base, pageSize);
 
       const page = (query.page as number | undefined) ?? 1;
       const result = await listRecords(db, table, { ...base, page, pageSize });
@@ -142,7 +149,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
         previous: page > 1 ? pageUrl(req, 'page', page - 1, deps.fallbackHost) : null,
         results: result.rows.map(serialize),
       } as PageOf<ResourceName>;
-      res.json(body);
+      sendPage(ctx, res, body);
     },
 
     async create(ctx, req, res) {
@@ -151,7 +158,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       const created = await createIdempotently(db, c.name, req, bodyOf(ctx), record, serialize);
       if (created.kind !== 'created') return created.send(res);
       res.location(`/api/${c.name}/${created.row.id}/`);
-      sendRecord(res, 201, created.row);
+      sendRecord(ctx, res, 201, created.row);
     },
 
     async get(ctx, req, res) {
@@ -163,21 +170,21 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
         res.status(304).set('ETag', etag(row.version)).end();
         return;
       }
-      sendRecord(res, 200, row);
+      sendRecord(ctx, res, 200, row);
     },
 
     async replace(ctx, req, res) {
       const id = idOf(ctx);
       const row = await updateRecord(db, c.name, id, { ...values(bodyOf(ctx), true), updated_at: dbTimestamp() }, condition(req));
       if (!row) throw writeMissed(req, id);
-      sendRecord(res, 200, row);
+      sendRecord(ctx, res, 200, row);
     },
 
     async update(ctx, req, res) {
       const id = idOf(ctx);
       const row = await updateRecord(db, c.name, id, { ...values(bodyOf(ctx), false), updated_at: dbTimestamp() }, condition(req));
       if (!row) throw writeMissed(req, id);
-      sendRecord(res, 200, row);
+      sendRecord(ctx, res, 200, row);
     },
 
     async delete(ctx, req, res) {

@@ -21,8 +21,7 @@ export function jsonBody(routes: RouteTable, limit: number) {
     },
   });
   return (req: Request, res: Response, next: NextFunction) => {
-    const methods = routes.allowed(req.path);
-    if (!WITH_BODY.has(req.method) || !methods?.includes(req.method)) return next();
+    if (!WITH_BODY.has(req.method) || !routes.allowed(req.path)?.includes(req.method)) return next();
     const [type, ...params] = String(req.headers['content-type'] ?? '')
       .toLowerCase()
       .split(';')

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import type { Context, OpenAPIBackend } from 'openapi-backend';
+import type { Context, OpenAPIBackend, ParsedRequest } from 'openapi-backend';
 import { type FieldError, HttpProblem, invalid } from './problem';
 import { withoutServiceSetFields } from './readOnly';
 import type { RequestLocals } from './requestContext';
@@ -46,8 +46,20 @@ export function dispatch(api: OpenAPIBackend, extraErrors: ExtraErrors) {
         );
         throw invalid([...named, ...more.filter((m) => !named.some((n) => n.field === m.field))]);
       }
-      const coerced = validation.coerced as typeof request;
-      const context = { api, operation, validation, request: api.router.parseRequest(coerced, operation) } as Context;
+      // The request as validated and coerced, not parsed a second time: validateRequest has
+      // already parsed it (path parameters, the query with its arrays split) and ajv has coerced
+      // the parameters' types in place.
+      const coerced = validation.coerced as typeof request & { params?: Record<string, unknown> };
+      const parsed: ParsedRequest = {
+        method: request.method,
+        path: request.path,
+        params: coerced.params ?? route.params,
+        query: coerced.query,
+        headers: request.headers,
+        cookies: {},
+        requestBody: request.body,
+      };
+      const context = { api, operation, validation, request: parsed } as Context;
       const handler = api.handlers[operation.operationId ?? ''];
       if (!handler) throw new Error(`no handler for operation ${operation.operationId}`);
       await handler(context, req, res);

@@ -11,6 +11,7 @@ export interface RouteTable {
 }
 
 interface Route {
+  path: string;
   regex: RegExp;
   names: string[];
   byMethod: Map<string, Operation>;
@@ -32,7 +33,7 @@ export function routeTable(operations: Operation[]): RouteTable {
         .split(/\{([^}]+)\}/)
         .map((part, i) => (i % 2 ? (names.push(part), '([^/]+)') : part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
         .join('');
-      route = { regex: new RegExp(`^${pattern}$`), names, byMethod: new Map(), allowed: [] };
+      route = { path: op.path, regex: new RegExp(`^${pattern}$`), names, byMethod: new Map(), allowed: [] };
       routes.set(op.path, route);
     }
     route.byMethod.set(op.method.toUpperCase(), op);
@@ -44,8 +45,14 @@ export function routeTable(operations: Operation[]): RouteTable {
     if (r.byMethod.has('GET')) r.allowed.splice(r.allowed.indexOf('GET') + 1, 0, 'HEAD');
   }
 
+  // A path without parameters is found by name; only the others are tried one pattern at a time.
+  const literal = new Map(ordered.filter((r) => !r.names.length).map((r) => [r.path, r]));
+  const templates = ordered.filter((r) => r.names.length);
+
   function find(path: string): { route: Route; values: string[] } | undefined {
-    for (const route of ordered) {
+    const exact = literal.get(path);
+    if (exact) return { route: exact, values: [] };
+    for (const route of templates) {
       const m = route.regex.exec(path);
       if (m) return { route, values: m.slice(1) };
     }
