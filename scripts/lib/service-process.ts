@@ -53,14 +53,12 @@ export function minimalEnv(): NodeJS.ProcessEnv {
 }
 
 /**
- * Node's options in `npm start` (package.json), which the `built` entry runs with too. Start-up
- * (the spec dereferenced, every validator compiled) grows V8's heap to about 110 MB, which V8
- * then keeps and fills again before collecting: 145 MB idle, past 150 MB during an export.
- * `--optimize-for-size` makes V8 grow the heap and the young generation less (90 MB idle, an
- * export of 1,000,000 posts under 140 MB, at the same export rate; BENCHMARKS.md). Workers
- * inherit it (node:cluster forks with the primary's execArgv).
+ * Node's options in `npm start` (package.json), which the `built` entry runs with too, so that
+ * tests and benchmarks run what users start. None today: `--optimize-for-size` keeps an export
+ * of 1,000,000 posts under 140 MB but doubles the CPU per response (BENCHMARKS.md, "Exports at
+ * 1,000,000 posts"), so it is the README's option for small-memory hosts, not the default.
  */
-export const START_NODE_OPTIONS = ['--optimize-for-size'];
+export const START_NODE_OPTIONS: string[] = [];
 
 function nodeArguments(entry: Entry): string[] {
   if (entry === 'built') {
