@@ -145,13 +145,16 @@ export function withQueryTimeout(db: Db, ms: number): Db {
       apply: (fn, self, args: unknown[]) => timed<unknown>(Reflect.apply(fn, self, args)),
       get(fn, prop, receiver) {
         const value: unknown = Reflect.get(fn, prop, receiver);
-        if (prop === 'raw') return (...args: unknown[]) => timed((value as (...a: unknown[]) => unknown).apply(fn, args));
         if (prop === 'transaction') {
           return (scope?: (trx: Knex.Transaction) => Promise<unknown>, config?: Knex.TransactionConfig) =>
             typeof scope === 'function'
               ? fn.transaction((trx) => scope(wrap(trx) as Knex.Transaction), config)
               : fn.transaction(config).then((trx) => wrap(trx) as Knex.Transaction);
         }
+        // Every other method too: `db.raw(...)`, `db.select(...).from(...)`, `db.queryBuilder()`
+        // each start a statement. What is not a builder (a promise, the instance) has no
+        // `timeout` and comes back as it was.
+        if (typeof value === 'function') return (...args: unknown[]) => timed((value as (...a: unknown[]) => unknown).apply(fn, args));
         return value;
       },
     }) as Db;

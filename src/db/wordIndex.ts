@@ -106,9 +106,13 @@ export function mysqlDropStatements(table: string): string[] {
  */
 export async function addWordIndex(db: Knex, table: string, fields: readonly string[]): Promise<void> {
   // One connection: the session setting must hold for the CREATE TABLE with the FULLTEXT key.
-  await db.transaction(async (trx) => {
-    for (const sql of mysqlIndexStatements(table, fields)) await trx.raw(sql);
-  });
+  // A migration already runs on one (its transaction); a savepoint inside it would be ended by
+  // the DDL's implicit commit, which knex reports as a warning on every start.
+  const run = async (conn: Knex) => {
+    for (const sql of mysqlIndexStatements(table, fields)) await conn.raw(sql);
+  };
+  if ((db as Knex.Transaction).isTransaction) await run(db);
+  else await db.transaction(run);
 }
 
 /** Rows of the vocabulary in one statement at most. */
