@@ -194,8 +194,13 @@ interface TarnPool {
   max: number;
 }
 
-export function isMysql(db: Db): boolean {
+export function isMysql(db: Db | Knex.Transaction): boolean {
   return (db.client as Knex.Client).config.client === 'mysql2';
+}
+
+/** Whether `db` is a transaction already (work on it joins it rather than starting one). */
+export function inTransaction(db: Db | Knex.Transaction): db is Knex.Transaction {
+  return 'isTransaction' in db && db.isTransaction === true;
 }
 
 /** Creates the MySQL database named in the config if it is missing (used by tests and first start). */

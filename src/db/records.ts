@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { type Db, isMysql } from './connection';
+import { type Db, inTransaction, isMysql } from './connection';
 import { countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
@@ -138,13 +138,9 @@ export async function insertRecord(db: Queryable, table: string, values: Values)
   return row;
 }
 
-function inTransaction(db: Queryable): db is Knex.Transaction {
-  return 'isTransaction' in db && db.isTransaction === true;
-}
-
 /** The search fields that this write must index itself: MySQL's word index (wordIndex.ts). */
 function mysqlIndexed(db: Queryable, table: string): readonly string[] | undefined {
-  return (db.client as Knex.Client).config.client === 'mysql2' ? indexedFields(table) : undefined;
+  return isMysql(db) ? indexedFields(table) : undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { collections } from '../collections';
+import { inTransaction } from './connection';
 import { foldCollation } from './search';
 
 /**
@@ -111,7 +112,7 @@ export async function addWordIndex(db: Knex, table: string, fields: readonly str
   const run = async (conn: Knex) => {
     for (const sql of mysqlIndexStatements(table, fields)) await conn.raw(sql);
   };
-  if ((db as Knex.Transaction).isTransaction) await run(db);
+  if (inTransaction(db)) await run(db);
   else await db.transaction(run);
 }
 
