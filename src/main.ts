@@ -3,7 +3,6 @@ import { inWorker, reportReady, reportStartFailure, superviseWorkers, workerId }
 import { type Config, ConfigError, loadConfig } from './config';
 import { withQueryTimeout, ensureMysqlDatabase, openDb } from './db/connection';
 import { migrateDatabase } from './db/migrations';
-import { connectRedisCounts } from './http/redisCounts';
 import { drainable, listen } from './http/server';
 import { createLogger, flushLogs, type Logger } from './logger';
 
@@ -41,8 +40,10 @@ async function main(): Promise<void> {
     });
   }
   const db = withQueryTimeout(openDb(config.database, config.pool, dbLog), config.pool.queryTimeoutMs);
-  // Redis only counts for the rate limit; without one it is not connected to at all.
-  const redis = config.redis && config.rateLimitPerMinute ? connectRedisCounts(config.redis, logger) : undefined;
+  // Redis only counts for the rate limit; without one it is not connected to, nor its client
+  // loaded (a few MB of heap that every process would carry).
+  const redis =
+    config.redis && config.rateLimitPerMinute ? (await import('./http/redisCounts')).connectRedisCounts(config.redis, logger) : undefined;
   await redis?.ready;
   const app = await createApp({
     db,
