@@ -54,9 +54,9 @@ export function minimalEnv(): NodeJS.ProcessEnv {
 
 /**
  * Node's options in `npm start` (package.json), which the `built` entry runs with too, so that
- * tests and benchmarks run what users start. None today: `--optimize-for-size` keeps an export
- * of 1,000,000 posts under 140 MB but doubles the CPU per response (BENCHMARKS.md, "Exports at
- * 1,000,000 posts"), so it is the README's option for small-memory hosts, not the default.
+ * tests and benchmarks run what users start. None today: an export of 1,000,000 posts stays
+ * under 140 MB with Node's defaults, and `--optimize-for-size`, smaller still, doubles the CPU
+ * per response (BENCHMARKS.md, "Exports at 1,000,000 posts"): the README's option for small hosts.
  */
 export const START_NODE_OPTIONS: string[] = [];
 
