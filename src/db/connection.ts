@@ -130,15 +130,16 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
  * On MySQL a statement past it is killed (KILL QUERY, on a connection of its own) so that it does
  * not hold its connection; better-sqlite3 runs statements synchronously: nothing to cancel.
  * Not for the pool that migrates, which may rightly wait longer (for another instance's lock).
+ * `ms` may be a function, read as each statement is made (withDeadline's budget).
  */
-export function withQueryTimeout(db: Db, ms: number): Db {
+export function withQueryTimeout(db: Db, ms: number | (() => number)): Db {
   // KILL QUERY names a thread of one server: with several hosts, knex would send it to whichever
   // node its new connection reaches. There the statement is answered 503 at the timeout and
   // left to end on its node.
   const cancel = isMysql(db) && typeof (db.client as Knex.Client).config.connection !== 'function';
   const timed = <T>(built: T): T => {
     const b = built as { timeout?: (ms: number, o: { cancel: boolean }) => T };
-    return typeof b?.timeout === 'function' ? b.timeout(ms, { cancel }) : built;
+    return typeof b?.timeout === 'function' ? b.timeout(typeof ms === 'function' ? ms() : ms, { cancel }) : built;
   };
   const wrap = (target: Knex | Knex.Transaction): Db =>
     new Proxy(target, {
@@ -158,7 +159,26 @@ export function withQueryTimeout(db: Db, ms: number): Db {
         return value;
       },
     }) as Db;
-  return wrap(db);
+  const wrapped = wrap(db);
+  if (typeof ms === 'number') queryTimeouts.set(wrapped, ms);
+  return wrapped;
+}
+
+const queryTimeouts = new WeakMap<Db, number>();
+
+/**
+ * `db` for work of several statements that must end within one query timeout together (a
+ * search: its plan's lookups in the index, the count, the page): each statement gets what is
+ * left of the budget, counted from this call, so no request holds connections longer than one
+ * statement may, however many statements its plan takes. A db without a timeout is returned as
+ * it is. Past the budget a statement gets 1 ms, and times out (503) as any slow statement does.
+ * The share is what is left when the statement is made: make each one just before it runs.
+ */
+export function withDeadline(db: Db): Db {
+  const ms = queryTimeouts.get(db);
+  if (ms === undefined) return db;
+  const end = Date.now() + ms;
+  return withQueryTimeout(db, () => Math.max(1, end - Date.now()));
 }
 
 /** Answers when the database runs a trivial statement within `ms` (readiness). */

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { type Db, inTransaction, isMysql } from './connection';
+import { type Db, inTransaction, isMysql, withDeadline } from './connection';
 import { countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
@@ -40,7 +40,8 @@ const DEFERRED_JOIN_OFFSET = 100;
 export type ListResult = { count: number; rows: Row[] } | { count: number; pastEnd: true };
 
 /** The list pipeline's database steps: filter, order, paginate (serializing is the caller's). */
-export async function listRecords(db: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
+export async function listRecords(pool: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
+  const db = request.terms.length ? withDeadline(pool) : pool;
   const plan = await planSearch(db, spec, request.terms);
   // Built afresh for the count and for the page (a clone would drop the statement's timeout).
   const matching = () => {
@@ -108,9 +109,12 @@ export interface SeekRequest {
  * Cursor pagination's query: filter, then seek past the boundary with an index-friendly
  * condition instead of an OFFSET. Rows come in the order's direction even when walking back.
  */
-export async function seekRecords(db: Db, spec: TableSpec, request: SeekRequest): Promise<Row[]> {
+export async function seekRecords(pool: Db, spec: TableSpec, request: SeekRequest): Promise<Row[]> {
+  const db = request.terms.length ? withDeadline(pool) : pool;
+  const plan = await planSearch(db, spec, request.terms);
+  // Made after the plan's lookups: a statement's share of the budget is what is left as it is made.
   const query = db(spec.table);
-  (await planSearch(db, spec, request.terms)).apply(query);
+  plan.apply(query);
   applyFilters(query, request.filters);
   const order = request.backward ? reversed(request.order) : request.order;
   if (request.after) applyAfter(query, order, request.after as Knex.Value[], isMysql(db));

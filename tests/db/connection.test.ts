@@ -1,4 +1,4 @@
-import { openDb, poolStats, withQueryTimeout } from '../../src/db/connection';
+import { openDb, poolStats, withDeadline, withQueryTimeout } from '../../src/db/connection';
 import { createTestDatabase, dialect, type TestDatabase } from '../helpers/db';
 
 // poolStats reads knex's tarn pool at `client.pool` (knex has no API for it; knex and tarn are
@@ -41,6 +41,26 @@ describe('withQueryTimeout', () => {
       expect(await trx('posts').count({ n: '*' })).toEqual([{ n: 0 }]);
     });
     expect(timeoutOf(t.db('posts').select('id'))).toBeFalsy();
+  });
+
+  test('withDeadline gives the statements of one piece of work what is left of one timeout', async () => {
+    const db = withDeadline(withQueryTimeout(t.db, 1000));
+    const first = timeoutOf(db('posts').select('id'))!;
+    expect(first).toBeGreaterThan(800);
+    expect(first).toBeLessThanOrEqual(1000);
+    expect(await db('posts').count({ n: '*' })).toEqual([{ n: 0 }]);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(timeoutOf(db.raw('SELECT 1'))).toBeLessThanOrEqual(first - 390);
+    await db.transaction((trx) => {
+      expect(timeoutOf(trx('posts').where({ id: 1 }))).toBeLessThanOrEqual(first - 390);
+      return Promise.resolve();
+    });
+    await new Promise((r) => setTimeout(r, 700));
+    // Spent: a statement still gets a timeout (1 ms), never none, and fails as any late one does.
+    expect(timeoutOf(db('posts').select('id'))).toBe(1);
+    // Each call starts a budget of its own; a db without a timeout has none to share.
+    expect(timeoutOf(withDeadline(withQueryTimeout(t.db, 1000))('posts'))).toBeGreaterThan(800);
+    expect(withDeadline(t.db)).toBe(t.db);
   });
 
   test('leaves the pool it wraps usable and destroyable', async () => {
