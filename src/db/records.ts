@@ -6,7 +6,7 @@ import { applyAfter, reversed } from './keyset';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
 import { planSearch } from './searchIndex';
-import { indexedFields, indexRows } from './wordIndex';
+import { indexedFields, indexRows, wordTables } from './wordIndex';
 
 /** The pool, or a transaction on it. */
 export type Queryable = Db | Knex.Transaction;
@@ -164,11 +164,32 @@ export async function updateRecord(
   if (condition.versions) query.whereIn('version', [...condition.versions]);
   const changed = await query.update({ ...values, version: db.raw('?? + 1', ['version']) });
   if (!changed) return undefined;
-  const row = await findRecord(db, table, id);
   const fields = mysqlIndexed(db, table);
-  if (row && fields?.some((f) => f in values)) await indexRows(db, table, fields, [row]);
+  if (!fields) return findRecord(db, table, id);
+  // The read-back also says whether the record is pending in the word index: the update trigger
+  // lists it exactly when a search field's value changed (a bulk load leaves it listed too).
+  // A record not listed has an index entry that matches it, so the three or four statements of
+  // re-indexing are skipped: a PATCH of other fields, or one that sends the same text again.
+  const found = await readBackPending(db, table, id);
+  if (!found) return undefined;
+  const { pending, row } = found;
+  if (pending) await indexRows(db, table, fields, [row]);
   return row;
 }
+
+/** The row, and whether the word index lists it as pending (MySQL), in one statement. */
+async function readBackPending(db: Queryable, table: string, id: number): Promise<{ row: Row; pending: boolean } | undefined> {
+  const { pending } = wordTables(table);
+  const found: (Row & { [PENDING]?: number | string }) | undefined = await db(table)
+    .where(`${table}.id`, id)
+    .first(`${table}.*`, db.raw('EXISTS (SELECT 1 FROM ?? WHERE ?? = ??) AS ??', [pending, `${pending}.id`, `${table}.id`, PENDING]));
+  if (!found) return undefined;
+  const { [PENDING]: flag, ...row } = found;
+  return { row, pending: Number(flag) === 1 };
+}
+
+/** The read-back's extra column (no record table has a column of this name). */
+const PENDING = '__search_pending';
 
 export async function deleteRecord(db: Queryable, table: string, id: number, condition: VersionCondition = {}): Promise<boolean> {
   const query = db(table).where({ id });
