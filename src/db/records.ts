@@ -6,6 +6,7 @@ import { applyAfter, reversed } from './keyset';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
 import { planSearch } from './searchIndex';
+import { compiledRows, PARAM } from './statements';
 import { indexedFields, indexRows, wordTables } from './wordIndex';
 
 /** The pool, or a transaction on it. */
@@ -109,6 +110,18 @@ export interface SeekRequest {
  * condition instead of an OFFSET. Rows come in the order's direction even when walking back.
  */
 export async function seekRecords(db: Db, spec: TableSpec, request: SeekRequest): Promise<Row[]> {
+  // A first page with no search or filter (the statement every cursor walk starts with): its
+  // SQL depends on the order and the limit only, and is compiled once.
+  if (!request.terms.length && !request.filters.length && !request.after) {
+    const order = request.backward ? reversed(request.order) : request.order;
+    const key = `seek ${spec.table} ${JSON.stringify(order)} ${request.limit}`;
+    const found = await compiledRows<Row>(db, key, (q) => {
+      const query = q(spec.table);
+      applyOrder(query, order, isMysql(db));
+      return query.select('*').limit(request.limit);
+    });
+    return request.backward ? found.reverse() : found;
+  }
   const query = db(spec.table);
   (await planSearch(db, spec, request.terms)).apply(query);
   applyFilters(query, request.filters);
@@ -120,7 +133,8 @@ export async function seekRecords(db: Db, spec: TableSpec, request: SeekRequest)
 }
 
 export async function findRecord(db: Queryable, table: string, id: number): Promise<Row | undefined> {
-  return db<Row>(table).where({ id }).first();
+  const [row] = await compiledRows<Row>(db, `find ${table}`, (q) => q(table).where({ id: PARAM }).first(), [id]);
+  return row;
 }
 
 /**
@@ -180,9 +194,15 @@ export async function updateRecord(
 /** The row, and whether the word index lists it as pending (MySQL), in one statement. */
 async function readBackPending(db: Queryable, table: string, id: number): Promise<{ row: Row; pending: boolean } | undefined> {
   const { pending } = wordTables(table);
-  const found: (Row & { [PENDING]?: number | string }) | undefined = await db(table)
-    .where(`${table}.id`, id)
-    .first(`${table}.*`, db.raw('EXISTS (SELECT 1 FROM ?? WHERE ?? = ??) AS ??', [pending, `${pending}.id`, `${table}.id`, PENDING]));
+  const [found] = await compiledRows<Row & { [PENDING]?: number | string }>(
+    db,
+    `read back ${table}`,
+    (q) =>
+      q(table)
+        .where(`${table}.id`, PARAM)
+        .first(`${table}.*`, q.raw('EXISTS (SELECT 1 FROM ?? WHERE ?? = ??) AS ??', [pending, `${pending}.id`, `${table}.id`, PENDING])),
+    [id],
+  );
   if (!found) return undefined;
   const { [PENDING]: flag, ...row } = found;
   return { row, pending: Number(flag) === 1 };
