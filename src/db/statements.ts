@@ -5,6 +5,14 @@ import { isMysql } from './connection';
 export const PARAM = '\u0000param\u0000';
 
 const compiled = new Map<string, Knex.Sql>();
+/**
+ * Keys can come from requests (a cursor page's order and page size), so the cache is bounded:
+ * past this many statements, new ones are compiled for each call as before, never kept.
+ */
+const MAX_COMPILED = 1000;
+
+/** How many statements are kept compiled (for tests). */
+export const compiledCount = (): number => compiled.size;
 
 /**
  * Rows of a statement whose SQL text depends only on `key` (and the dialect): knex builds and
@@ -22,7 +30,10 @@ export async function compiledRows<T>(
   const mysql = isMysql(db);
   const id = `${mysql ? 'mysql' : 'sqlite'}\u0000${key}`;
   let sql = compiled.get(id);
-  if (!sql) compiled.set(id, (sql = build(db).toSQL()));
+  if (!sql) {
+    sql = build(db).toSQL();
+    if (compiled.size < MAX_COMPILED) compiled.set(id, sql);
+  }
   let next = 0;
   const bindings = sql.bindings.map((b) => (b === PARAM ? values[next++] : b)) as Knex.RawBinding[];
   if (next !== values.length) throw new Error(`statement ${key} binds ${next} values, not ${values.length}`);
