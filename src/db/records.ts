@@ -6,7 +6,8 @@ import { applyAfter, reversed } from './keyset';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
 import { planSearch } from './searchIndex';
-import { indexedFields, indexRows } from './wordIndex';
+import { compiledRows, PARAM } from './statements';
+import { indexedFields, indexRows, wordTables } from './wordIndex';
 
 /** The pool, or a transaction on it. */
 export type Queryable = Db | Knex.Transaction;
@@ -110,6 +111,18 @@ export interface SeekRequest {
  * condition instead of an OFFSET. Rows come in the order's direction even when walking back.
  */
 export async function seekRecords(pool: Db, spec: TableSpec, request: SeekRequest): Promise<Row[]> {
+  // A first page with no search or filter (the statement every cursor walk starts with): its
+  // SQL depends on the order and the limit only, and is compiled once.
+  if (!request.terms.length && !request.filters.length && !request.after) {
+    const order = request.backward ? reversed(request.order) : request.order;
+    const key = `seek ${spec.table} ${JSON.stringify(order)} ${request.limit}`;
+    const found = await compiledRows<Row>(pool, key, (q) => {
+      const query = q(spec.table);
+      applyOrder(query, order, isMysql(pool));
+      return query.select('*').limit(request.limit);
+    });
+    return request.backward ? found.reverse() : found;
+  }
   const db = request.terms.length ? withDeadline(pool) : pool;
   const plan = await planSearch(db, spec, request.terms);
   // Made after the plan's lookups: a statement's share of the budget is what is left as it is made.
@@ -124,7 +137,8 @@ export async function seekRecords(pool: Db, spec: TableSpec, request: SeekReques
 }
 
 export async function findRecord(db: Queryable, table: string, id: number): Promise<Row | undefined> {
-  return db<Row>(table).where({ id }).first();
+  const [row] = await compiledRows<Row>(db, `find ${table}`, (q) => q(table).where({ id: PARAM }).first(), [id]);
+  return row;
 }
 
 /**
@@ -168,11 +182,38 @@ export async function updateRecord(
   if (condition.versions) query.whereIn('version', [...condition.versions]);
   const changed = await query.update({ ...values, version: db.raw('?? + 1', ['version']) });
   if (!changed) return undefined;
-  const row = await findRecord(db, table, id);
   const fields = mysqlIndexed(db, table);
-  if (row && fields?.some((f) => f in values)) await indexRows(db, table, fields, [row]);
+  if (!fields) return findRecord(db, table, id);
+  // The read-back also says whether the record is pending in the word index: the update trigger
+  // lists it exactly when a search field's value changed (a bulk load leaves it listed too).
+  // A record not listed has an index entry that matches it, so the three or four statements of
+  // re-indexing are skipped: a PATCH of other fields, or one that sends the same text again.
+  const found = await readBackPending(db, table, id);
+  if (!found) return undefined;
+  const { pending, row } = found;
+  if (pending) await indexRows(db, table, fields, [row]);
   return row;
 }
+
+/** The row, and whether the word index lists it as pending (MySQL), in one statement. */
+async function readBackPending(db: Queryable, table: string, id: number): Promise<{ row: Row; pending: boolean } | undefined> {
+  const { pending } = wordTables(table);
+  const [found] = await compiledRows<Row & { [PENDING]?: number | string }>(
+    db,
+    `read back ${table}`,
+    (q) =>
+      q(table)
+        .where(`${table}.id`, PARAM)
+        .first(`${table}.*`, q.raw('EXISTS (SELECT 1 FROM ?? WHERE ?? = ??) AS ??', [pending, `${pending}.id`, `${table}.id`, PENDING])),
+    [id],
+  );
+  if (!found) return undefined;
+  const { [PENDING]: flag, ...row } = found;
+  return { row, pending: Number(flag) === 1 };
+}
+
+/** The read-back's extra column (no record table has a column of this name). */
+const PENDING = '__search_pending';
 
 export async function deleteRecord(db: Queryable, table: string, id: number, condition: VersionCondition = {}): Promise<boolean> {
   const query = db(table).where({ id });

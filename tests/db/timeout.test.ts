@@ -75,6 +75,20 @@ mysqlOnly('query timeout', () => {
     expect(JSON.stringify(app.logs)).not.toContain(marker);
   });
 
+  // These two run SQL that knex compiled once, through knex.raw (db/statements.ts).
+  test.each(['/api/posts/1/', '/api/posts/?cursor='])('%s, blocked past the timeout, is killed and answered 503', async (path) => {
+    await locker.query('LOCK TABLES posts WRITE');
+    let res;
+    try {
+      res = await app.request('GET', path);
+      expect(await running()).toEqual([]);
+    } finally {
+      await locker.query('UNLOCK TABLES');
+    }
+    expect(res.status).toBe(503);
+    expect(res.body).toMatchObject({ detail: 'The database did not answer in time' });
+  });
+
   test('a write blocked past the timeout is 503 and changes nothing', async () => {
     const created = (await app.request('POST', '/api/posts/', { body: { title: 'before', content: 'c', author: 'a' } })).body;
     await locker.query('LOCK TABLES posts WRITE');
