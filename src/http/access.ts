@@ -6,7 +6,7 @@ import { type IncrementResponse, rateLimit, type Store } from 'express-rate-limi
 import type { Operation } from 'openapi-backend';
 import { inWorker } from '../cluster';
 import type { Logger } from '../logger';
-import { Outage } from './outage';
+import { COUNT_TIMEOUT_MS, Outage } from './outage';
 import { HttpProblem } from './problem';
 
 type Middleware = (req: Request, res: Response, next: NextFunction) => void;
@@ -86,8 +86,8 @@ export function apiRateLimit(perMinute: number, logger: Logger, store?: Store): 
 
 /**
  * The counts kept by the primary, asked over IPC. The library gives the primary 1 s to answer an
- * increment; on a busy machine an answer can take longer, so it is given as long as a statement
- * (5 s). One that still does not come back lets the request through (passOnStoreError).
+ * increment; on a busy machine an answer can take longer, so it is given COUNT_TIMEOUT_MS. One
+ * that still does not come back lets the request through (passOnStoreError).
  */
 class SharedCounts extends ClusterMemoryStoreWorker {
   constructor(
@@ -103,7 +103,7 @@ class SharedCounts extends ClusterMemoryStoreWorker {
       send(command: string, args: unknown[], ms: number): Promise<{ totalHits: number; resetTime: string }>;
     };
     try {
-      const { totalHits, resetTime } = await self.send('increment', [key], 5000);
+      const { totalHits, resetTime } = await self.send('increment', [key], COUNT_TIMEOUT_MS);
       this.outage.ok();
       return { totalHits, resetTime: new Date(resetTime) };
     } catch (err) {

@@ -1,6 +1,12 @@
 import type { Logger } from '../logger';
 
 /**
+ * How long a request waits for the rate limit's count, wherever it is kept (the primary process,
+ * Redis), before it passes uncounted: on a busy machine an answer can take seconds.
+ */
+export const COUNT_TIMEOUT_MS = 5000;
+
+/**
  * The rate limit's store failing, logged once when it starts failing and once when it works
  * again: while it fails, every /api/ request passes uncounted, and a line for each would
  * drown the log.

@@ -7,15 +7,10 @@ import { type RedisReply, RedisStore } from 'rate-limit-redis';
 import { createClient, TimeoutError } from 'redis';
 import type { RedisConfig } from '../config';
 import type { Logger } from '../logger';
-import { Outage } from './outage';
+import { COUNT_TIMEOUT_MS, Outage } from './outage';
 
 /** How long a connection attempt may take before the next one (the client keeps trying). */
 const CONNECT_TIMEOUT_MS = 2000;
-/**
- * How long a request waits for its count. As long as the workers wait for the primary's count
- * (access.ts): on a busy machine an answer from a local Redis can take seconds.
- */
-const COMMAND_TIMEOUT_MS = 5000;
 /** After a count timed out (Redis connected but not answering), requests pass without asking for this long. */
 const SKIP_AFTER_TIMEOUT_MS = 5000;
 
@@ -36,7 +31,7 @@ export function connectRedisCounts(redis: RedisConfig, logger: Logger): RedisCou
   const client = createClient({
     url: redis.url,
     disableOfflineQueue: true,
-    commandOptions: { timeout: COMMAND_TIMEOUT_MS },
+    commandOptions: { timeout: COUNT_TIMEOUT_MS },
     socket: {
       connectTimeout: CONNECT_TIMEOUT_MS,
       reconnectStrategy: (retries: number) => Math.min(100 * 2 ** retries, 2000),

@@ -9,6 +9,9 @@ export interface Answer<T> {
 
 const status = (a: Answer<unknown>) => a.response?.status;
 
+/** `n` as the 4 digits that end a driver's ISBNs (each driver has a prefix of its own). */
+export const pad = (n: number) => String(n).padStart(4, '0');
+
 export type Problem = { type: string; title: string; status: number; detail?: string; errors?: { field: string; message: string }[] };
 
 export interface Collection<W, P, R extends { id: number }> {

@@ -19,11 +19,10 @@ import type {
   UserPatch,
   UserWrite,
 } from './hey/types.gen';
-import { type Answer, type Collection, main } from './drive';
+import { type Answer, type Collection, main, pad } from './drive';
 
 client.setConfig({ baseUrl: process.argv[2] });
 const problem = (a: Answer<unknown>) => a.error as Problem | undefined;
-const pad = (n: number) => String(n).padStart(4, '0');
 
 const posts: Collection<PostWrite, PostPatch, Post> = {
   name: 'posts',

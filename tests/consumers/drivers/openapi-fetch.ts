@@ -2,7 +2,7 @@
 // defaultNonNullable: false) and openapi-fetch, typed for the JSON media type.
 import createClient from 'openapi-fetch';
 import type { components, paths } from './openapi-typescript';
-import { type Answer, type Collection, main } from './drive';
+import { type Answer, type Collection, main, pad } from './drive';
 
 type S = components['schemas'];
 type Post = S['Post'];
@@ -23,7 +23,6 @@ type TaskPatch = S['TaskPatch'];
 type Problem = S['Problem'];
 const api = createClient<paths, 'application/json'>({ baseUrl: process.argv[2] });
 const problem = (a: Answer<unknown>) => a.error as Problem | undefined;
-const pad = (n: number) => String(n).padStart(4, '0');
 
 const posts: Collection<PostWrite, PostPatch, Post> = {
   name: 'posts',

@@ -19,7 +19,7 @@ import type {
   UserPatch,
   UserWrite,
 } from './orval/api';
-import { type Answer, type Collection, main } from './drive';
+import { type Answer, type Collection, main, pad } from './drive';
 
 // orval answers `{ data, status, headers }` typed per status. This only compiles while every
 // error status that orval types carries the spec's Problem as its body.
@@ -34,7 +34,6 @@ async function answer<R extends Reply>(call: Promise<R>): Promise<Answer<Success
 }
 const ifMatch = (tag?: string) => (tag === undefined ? {} : { headers: { 'If-Match': tag } });
 const problem = (a: Answer<unknown>) => a.error as Problem | undefined;
-const pad = (n: number) => String(n).padStart(4, '0');
 
 const posts: Collection<PostWrite, PostPatch, Post> = {
   name: 'posts',
