@@ -88,7 +88,10 @@ async function runScenarios(database: BenchDatabase, options: BenchOptions): Pro
   try {
     for (const scenario of SCENARIOS) {
       if (options.only.length && !options.only.includes(scenario.name)) continue;
-      if (scenario.name === 'patch' && ctx.created.to < ctx.created.from) await createForPatch(database);
+      if (scenario.name === 'patch' && ctx.created.to < ctx.created.from) {
+        await createForPatch(database);
+        ctx.created.to = await maxId(database);
+      }
       console.log(`${scenario.title}: ${scenario.shown(ctx)}`);
       const measured: Measurement[] = [];
       for (const service of services) measured.push(await drive(service, scenario.request(ctx), database, options));
@@ -100,8 +103,7 @@ async function runScenarios(database: BenchDatabase, options: BenchOptions): Pro
         baseline: b,
         workers: options.workers.map((workers, i) => ({ workers, service: measured[i] })),
       });
-      const [{ max }] = await database.db('posts').max({ max: 'id' });
-      ctx.created.to = Number(max);
+      ctx.created.to = await maxId(database);
     }
   } finally {
     for (const service of services) await service.stop();
@@ -109,6 +111,11 @@ async function runScenarios(database: BenchDatabase, options: BenchOptions): Pro
     await removeWrites(database.db, database.rows);
   }
   return results;
+}
+
+async function maxId(database: BenchDatabase): Promise<number> {
+  const [{ max }] = await database.db('posts').max({ max: 'id' });
+  return Number(max);
 }
 
 /** When patch runs without create, it still needs posts of its own to edit. */

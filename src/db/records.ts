@@ -167,7 +167,17 @@ function mysqlIndexed(db: Queryable, table: string): readonly string[] | undefin
  */
 export type VersionCondition = { versions?: readonly number[] };
 
-/** Returns the updated row, or undefined when no record has this id (and accepted version). */
+/**
+ * Returns the updated row, or undefined when no record has this id (and accepted version).
+ *
+ * Outside a transaction, most updates take two statements: read the row, then write it on the
+ * condition that its version is still the one read, and answer with the row as written (the
+ * columns store values as given, see insertRecord). A transaction with its read-back took four
+ * round trips, each about as costly to the service as a whole get by id. The transaction stays
+ * for what the two statements cannot do alone: another write landing between them, or work
+ * for MySQL's word index (new search text, or a record that SQL around the service left
+ * pending), which must be in the write's transaction.
+ */
 export async function updateRecord(
   db: Queryable,
   table: string,
@@ -175,9 +185,33 @@ export async function updateRecord(
   values: Values,
   condition: VersionCondition = {},
 ): Promise<Row | undefined> {
-  // One transaction for the write and the read-back: a failure rolls both back (so the caller
-  // may run it again), and no other write slips in between.
-  if (!inTransaction(db)) return db.transaction((trx) => updateRecord(trx, table, id, values, condition));
+  if (inTransaction(db)) return updateLocked(db, table, id, values, condition);
+  const fields = mysqlIndexed(db, table);
+  const found = fields
+    ? await readWithPending(db, table, id)
+    : await findRecord(db, table, id).then((row) => row && { row, pending: false });
+  if (!found) return undefined;
+  const { row: before, pending } = found;
+  if (condition.versions && !condition.versions.includes(before.version)) return undefined;
+  const indexing = pending || (fields ?? []).some((f) => values[f] !== undefined && values[f] !== before[f]);
+  if (!indexing) {
+    const version = before.version + 1;
+    const changed = await db(table)
+      .where({ id, version: before.version })
+      .update({ ...values, version });
+    if (changed) return { ...before, ...values, version };
+  }
+  return db.transaction((trx) => updateLocked(trx, table, id, values, condition));
+}
+
+/** The update inside a transaction: the write, then the read-back (and the word index on MySQL). */
+async function updateLocked(
+  db: Knex.Transaction,
+  table: string,
+  id: number,
+  values: Values,
+  condition: VersionCondition,
+): Promise<Row | undefined> {
   const query = db(table).where({ id });
   if (condition.versions) query.whereIn('version', [...condition.versions]);
   const changed = await query.update({ ...values, version: db.raw('?? + 1', ['version']) });
@@ -188,7 +222,7 @@ export async function updateRecord(
   // lists it exactly when a search field's value changed (a bulk load leaves it listed too).
   // A record not listed has an index entry that matches it, so the three or four statements of
   // re-indexing are skipped: a PATCH of other fields, or one that sends the same text again.
-  const found = await readBackPending(db, table, id);
+  const found = await readWithPending(db, table, id);
   if (!found) return undefined;
   const { pending, row } = found;
   if (pending) await indexRows(db, table, fields, [row]);
@@ -196,11 +230,11 @@ export async function updateRecord(
 }
 
 /** The row, and whether the word index lists it as pending (MySQL), in one statement. */
-async function readBackPending(db: Queryable, table: string, id: number): Promise<{ row: Row; pending: boolean } | undefined> {
+async function readWithPending(db: Queryable, table: string, id: number): Promise<{ row: Row; pending: boolean } | undefined> {
   const { pending } = wordTables(table);
   const [found] = await compiledRows<Row & { [PENDING]?: number | string }>(
     db,
-    `read back ${table}`,
+    `read with pending ${table}`,
     (q) =>
       q(table)
         .where(`${table}.id`, PARAM)
