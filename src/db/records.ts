@@ -3,6 +3,7 @@ import { type Db, inTransaction, isMysql, withDeadline } from './connection';
 import { countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
+import { heldMatches, narrowPage, walksOrderIndex } from './matches';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
 import { planSearch } from './searchIndex';
@@ -30,11 +31,6 @@ export interface ListRequest {
 /** Above this share of a table's rows, a search's first pages walk the order (see listRecords). */
 const COMMON_SHARE = 0.2;
 
-/** The default order (or its reverse), which every record table's created_at index serves. */
-function walksOrderIndex(order: readonly OrderKey[]): boolean {
-  return order.length === 2 && order[0].column === 'created_at' && order[1].column === 'id' && order[0].desc === order[1].desc;
-}
-
 /** From this offset on, a page is read as ids first (see listRecords). */
 const DEFERRED_JOIN_OFFSET = 100;
 
@@ -44,6 +40,7 @@ export type ListResult = { count: number; rows: Row[] } | { count: number; pastE
 export async function listRecords(pool: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
   const db = request.terms.length ? withDeadline(pool) : pool;
   const plan = await planSearch(db, spec, request.terms);
+  const total = once(() => countAll(db, spec.table));
   // Built afresh for the count and for the page (a clone would drop the statement's timeout).
   const matching = () => {
     const query = db(spec.table);
@@ -52,9 +49,11 @@ export async function listRecords(pool: Db, spec: TableSpec, request: ListReques
     return query;
   };
 
-  const count =
-    !request.terms.length && !request.filters.length
-      ? await countAll(db, spec.table)
+  const held = await heldMatches(db, spec.table, plan, request.filters, total);
+  const count = held
+    ? held.length
+    : !request.terms.length && !request.filters.length
+      ? await total()
       : plan.count && !request.filters.length
         ? // The index holds exactly the table's rows: a common term costs no visit to them.
           await plan.count()
@@ -62,12 +61,7 @@ export async function listRecords(pool: Db, spec: TableSpec, request: ListReques
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
 
-  if (
-    plan.indexed &&
-    offset < DEFERRED_JOIN_OFFSET &&
-    walksOrderIndex(request.order) &&
-    count > COMMON_SHARE * (await countAll(db, spec.table))
-  ) {
+  if (plan.indexed && !held && offset < DEFERRED_JOIN_OFFSET && walksOrderIndex(request.order) && count > COMMON_SHARE * (await total())) {
     // A term in a large share of the rows: reading all its candidates from the index and
     // sorting them costs more than walking the order's index and checking rows with the scan's
     // predicate until the page is full (a few hundred rows at most at this share and depth).
@@ -77,9 +71,13 @@ export async function listRecords(pool: Db, spec: TableSpec, request: ListReques
     applyOrder(walk, request.order, isMysql(db));
     return { count, rows: (await walk.select('*').limit(request.pageSize).offset(offset)) as Row[] };
   }
-  const filtered = matching();
+  const filtered = db(spec.table);
+  if (!request.terms.length) applyFilters(filtered, request.filters);
+  else await narrowPage(filtered, spec.table, { ...request, plan, held, rowsBefore: offset + request.pageSize, count, total });
   applyOrder(filtered, request.order, isMysql(db));
-  if (offset < DEFERRED_JOIN_OFFSET) return { count, rows: (await filtered.select('*').limit(request.pageSize).offset(offset)) as Row[] };
+  if (held || offset < DEFERRED_JOIN_OFFSET) {
+    return { count, rows: (await filtered.select('*').limit(request.pageSize).offset(offset)) as Row[] };
+  }
   // Deep pages: skip over ids only (an index-only scan for the default order), then fetch the
   // page's rows by primary key. Skipping whole rows made MySQL scan and sort the table.
   const ids = (await filtered.limit(request.pageSize).offset(offset).pluck('id')) as (number | string)[];
@@ -87,6 +85,12 @@ export async function listRecords(pool: Db, spec: TableSpec, request: ListReques
   const position = new Map(ids.map((id, i) => [Number(id), i]));
   rows.sort((a, b) => position.get(Number(a.id))! - position.get(Number(b.id))!);
   return { count, rows };
+}
+
+/** A value computed at most once, when first asked for. */
+function once<T>(compute: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => (value ??= compute());
 }
 
 async function countRows(query: Knex.QueryBuilder): Promise<number> {
@@ -125,11 +129,14 @@ export async function seekRecords(pool: Db, spec: TableSpec, request: SeekReques
   }
   const db = request.terms.length ? withDeadline(pool) : pool;
   const plan = await planSearch(db, spec, request.terms);
+  const total = once(() => countAll(db, spec.table));
+  const held = await heldMatches(db, spec.table, plan, request.filters, total);
+  const order = request.backward ? reversed(request.order) : request.order;
   // Made after the plan's lookups: a statement's share of the budget is what is left as it is made.
   const query = db(spec.table);
-  plan.apply(query);
-  applyFilters(query, request.filters);
-  const order = request.backward ? reversed(request.order) : request.order;
+  // Without a count, a walk is chosen from the held matches only.
+  const count = held ? held.length : 0;
+  await narrowPage(query, spec.table, { ...request, order, plan, held, rowsBefore: request.limit, count, total });
   if (request.after) applyAfter(query, order, request.after as Knex.Value[], isMysql(db));
   applyOrder(query, order, isMysql(db));
   const rows = (await query.select('*').limit(request.limit)) as Row[];

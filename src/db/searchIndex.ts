@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { type Db, isMysql, searchFold } from './connection';
 import { applySearch, foldCollation } from './search';
 import { indexedFields } from './wordIndex';
+import { planTrigrams } from './trigrams';
 import { applyWords, countWords, planWords } from './wordSearch';
 
 /**
@@ -22,12 +23,6 @@ export function indexTable(table: string): string {
 /** Terms of fewer than 3 characters (after folding) yield no trigram; they are matched by a scan. */
 export function indexable(term: string): boolean {
   return [...searchFold(term)].length >= TRIGRAM;
-}
-
-/** An FTS5 query: every term as a phrase (a quoted string), all of them required. */
-export function matchQuery(terms: readonly string[]): string {
-  // parseSearch never leaves a double quote inside a term; doubling is FTS5's escape anyway.
-  return terms.map((t) => `"${searchFold(t).replace(/"/g, '""')}"`).join(' AND ');
 }
 
 /** SQL of migration 005's triggers and index for one table on SQLite. */
@@ -73,17 +68,26 @@ export function sqliteBulkIndex(
 }
 
 export interface SearchPlan {
-  /** Narrows a query on the table to the records holding every term. */
-  apply(query: Knex.QueryBuilder): void;
+  /**
+   * Narrows a query on the table to the records holding every term. With `walk`, SQLite is kept
+   * from reading the matches by id first (it then sorts all of their rows): it walks the query's
+   * order and tests each row's id against the matches (see matches.ts); MySQL decides alone.
+   */
+  apply(query: Knex.QueryBuilder, walk?: boolean): void;
+  /** SQLite: at most about this share of the rows match (from a sample of the table: trigrams.ts). */
+  share?: number;
   /** The index narrows the search (else every row's text is read). */
   indexed: boolean;
   /** The number of records holding every term from the index alone, when it can tell. */
   count?: () => Promise<number>;
+  /** Their ids, from the index alone, as it finds them (SQLite, when it can tell). */
+  ids?: () => Knex.QueryBuilder;
 }
 
 /**
  * How this database answers these terms: on SQLite, terms of 3 characters or more by the trigram
- * index and the rest by the scan's predicate; on MySQL, by the word index (wordSearch.ts).
+ * index (as a phrase, or by their rarest trigrams and then the scan's predicate: trigrams.ts) and
+ * the rest by the scan's predicate; on MySQL, by the word index (wordSearch.ts).
  */
 export async function planSearch(
   db: Db,
@@ -104,30 +108,28 @@ export async function planSearch(
       count: plan.checked.length ? undefined : () => countWords(db, table, fields, terms, plan, collation),
     };
   }
+  const fts = indexTable(table);
   const indexed = terms.filter(indexable);
-  const scanned = terms.filter((t) => !indexable(t));
+  const none = { queries: [] as string[], narrowed: [] as string[], share: 1 };
+  const { queries, narrowed, share } = indexed.length ? await planTrigrams(db, spec, fts, indexed) : none;
+  /** Terms the predicate decides: too short for a trigram, or narrowed by their rarest ones. */
+  const checked = [...terms.filter((t) => !indexable(t)), ...narrowed];
+  const match = queries.join(' AND ');
+  const decided = queries.length > 0 && !checked.length;
   return {
-    apply(q) {
-      applyIndexedTerms(q, table, indexed);
-      if (scanned.length) applySearch(q, fields, scanned);
+    apply(q, walk = false) {
+      if (queries.length) q.whereRaw(`${walk ? '+' : ''}?? IN (SELECT rowid FROM ?? WHERE ?? MATCH ?)`, [`${table}.id`, fts, fts, match]);
+      if (checked.length) applySearch(q, fields, checked);
     },
-    indexed: indexed.length > 0,
-    count: indexed.length && !scanned.length ? () => countIndexed(db, table, indexed) : undefined,
+    share,
+    indexed: queries.length > 0,
+    count: decided ? () => countMatches(db, fts, match) : undefined,
+    ids: decided ? () => db(fts).select('rowid').whereRaw('?? MATCH ?', [fts, match]) : undefined,
   };
 }
 
-/** Narrows `query` (on `table`) to the rows holding every indexed term. */
-export function applyIndexedTerms(query: Knex.QueryBuilder, table: string, terms: readonly string[]): void {
-  if (!terms.length) return;
-  const fts = indexTable(table);
-  query.whereRaw('?? IN (SELECT rowid FROM ?? WHERE ?? MATCH ?)', [`${table}.id`, fts, fts, matchQuery(terms)]);
-}
-
-/** The number of rows holding every term, from the index alone (no filters, no scanned terms). */
-export async function countIndexed(db: Db, table: string, terms: readonly string[]): Promise<number> {
-  const fts = indexTable(table);
-  const [{ n }] = await db(fts)
-    .whereRaw('?? MATCH ?', [fts, matchQuery(terms)])
-    .count({ n: '*' });
+/** The number of rows an FTS5 query matches, from the index alone. */
+async function countMatches(db: Db, fts: string, match: string): Promise<number> {
+  const [{ n }] = await db(fts).whereRaw('?? MATCH ?', [fts, match]).count({ n: '*' });
   return Number(n);
 }

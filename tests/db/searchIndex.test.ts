@@ -3,6 +3,7 @@ import { fixtures, type Fixture } from '../helpers/fixtures';
 import { applySearch, foldCollation, parseSearch } from '../../src/db/search';
 import { updateRecord } from '../../src/db/records';
 import { dbTimestamp } from '../../src/db/time';
+import { searchTuning } from '../../src/db/searchTuning';
 import { indexPending, wordTables } from '../../src/db/wordIndex';
 import { dialect } from '../helpers/db';
 
@@ -84,6 +85,15 @@ const SEARCHES = [
   '"walk "',
   'here,only',
 ];
+
+const TUNINGS: [string, Partial<typeof searchTuning>][] = [
+  ['no matches held', { maxHeld: 0 }],
+  ['no walk of the order', { walkEntries: 0 }],
+  ['every term a phrase', { maxCandidates: 0 }],
+  ['none of these', { maxHeld: 0, walkEntries: 0, maxCandidates: 0 }],
+];
+/** Long terms (narrowed by trigrams), short ones (a phrase), short of a trigram, and none. */
+const TUNED_SEARCHES = ['filler', 'STRASSE', '"red shoes"', 'filler walk', 'illim', 'ÉCOLE ed', 'σ', 'e', 'xyz'];
 
 // Users hold few characters in their search fields; texts they cannot hold are bent to fit.
 const USERNAME = /^[\p{L}\p{M}\p{Nd}@.+_-]+$/u;
@@ -171,6 +181,20 @@ describe.each(perCollection)('%s', (_name, f) => {
       expect(await cursors(f, s)).toEqual(await scan(f, s));
     },
   );
+
+  // On tables this small SQLite holds every search's matches, narrows every long term by its
+  // rarest trigrams and walks the order's index for every page; these reach the other paths.
+  (dialect === 'sqlite' ? describe.each : describe.skip.each)(TUNINGS)('with %s', (_what, tuning) => {
+    const defaults = { ...searchTuning };
+    beforeAll(() => void Object.assign(searchTuning, tuning));
+    afterAll(() => void Object.assign(searchTuning, defaults));
+
+    test.each(TUNED_SEARCHES.map((s) => [s] as const))('search %s: pages, count and cursor pages as the scan gives', async (s) => {
+      const want = await scan(f, s);
+      expect(await pages(f, s)).toEqual({ count: want.length, ids: want });
+      expect(await cursors(f, s)).toEqual(want);
+    });
+  });
 
   test('read-your-writes: found after create, PUT and PATCH, never after delete', async () => {
     const [a] = f.searchFields;

@@ -1,0 +1,13 @@
+/**
+ * Where SQLite's search changes strategy (trigrams.ts, matches.ts), from measurements at
+ * 1,000,000 posts (BENCHMARKS.md). One object, so that tests can move them and reach every path
+ * on tables of a few rows.
+ */
+export const searchTuning = {
+  /** Above this many candidates, terms are read as phrases (the predicate costs ~10 µs a row). */
+  maxCandidates: 2000,
+  /** More matches than this are not held for the page: they are counted by the index. */
+  maxHeld: 20_000,
+  /** A page walks the order's index when it expects to pass at most this many entries. */
+  walkEntries: 50_000,
+};

@@ -1,0 +1,108 @@
+import type { Knex } from 'knex';
+import { type Db, searchFold } from './connection';
+import { searchTuning } from './searchTuning';
+
+// FTS5 answers a phrase by reading the posting list of every trigram in it, in full: a long term
+// made of common trigrams (`prapranconcul`: `pra` is in 75% of the rows) cost 42 ms at 1,000,000
+// posts though it matches 469. Its three rarest trigrams, as plain AND terms, give 608 candidates
+// in 1.5 ms, and the scan's predicate on those 608 takes 5 ms. How rare each trigram is comes
+// from a sample of the table; the sample only chooses, the predicate decides what matches, so a
+// stale or unlucky sample costs time, never a result.
+
+/** Trigrams that narrow a long term. */
+export const NARROWING = 3;
+/** Rows sampled per table, at random ids, and how long a sample is used. */
+export const SAMPLE_ROWS = 500;
+const SAMPLE_TTL_MS = 10 * 60_000;
+
+interface Sample {
+  /** Sampled rows holding each trigram of their (folded) search fields. */
+  counts: Map<string, number>;
+  rows: number;
+}
+
+/** Per pool (its config) and table. A failed sampling is not kept. */
+const samples = new WeakMap<object, Map<string, Promise<Sample>>>();
+
+/** The distinct trigrams of a folded term, in order. */
+export function trigramsOf(folded: string): string[] {
+  const chars = [...folded];
+  return [...new Set(chars.slice(2).map((_, i) => chars.slice(i, i + 3).join('')))];
+}
+
+async function takeSample(db: Db, table: string, fields: readonly string[]): Promise<Sample> {
+  const [{ low, high }] = await db(table).min({ low: 'id' }).max({ high: 'id' });
+  const counts = new Map<string, number>();
+  if (low === null || high === null) return { counts, rows: 0 };
+  const span = Number(high) - Number(low) + 1;
+  const ids = [...new Set(Array.from({ length: Math.min(SAMPLE_ROWS, span) }, () => Number(low) + Math.floor(Math.random() * span)))];
+  const rows = (await db(table)
+    .select(...fields)
+    .whereIn('id', ids)) as Record<string, unknown>[];
+  for (const row of rows) {
+    const seen = new Set(fields.flatMap((f) => (typeof row[f] === 'string' ? trigramsOf(searchFold(row[f])) : [])));
+    for (const t of seen) counts.set(t, (counts.get(t) ?? 0) + 1);
+  }
+  return { counts, rows: rows.length };
+}
+
+function sampleOf(db: Db, table: string, fields: readonly string[]): Promise<Sample> {
+  const key = (db.client as Knex.Client).config as object;
+  let tables = samples.get(key);
+  if (!tables) samples.set(key, (tables = new Map()));
+  let found = tables.get(table);
+  if (!found) {
+    found = takeSample(db, table, fields);
+    found.catch(() => tables.delete(table));
+    tables.set(table, found);
+    found.then(
+      () => setTimeout(() => tables.delete(table), SAMPLE_TTL_MS).unref(),
+      () => {},
+    );
+  }
+  return found;
+}
+
+/** An FTS5 query string requiring each of these folded strings as a phrase. */
+export function allOf(folded: readonly string[]): string {
+  return folded.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ');
+}
+
+export interface TermPlan {
+  /** Each term's FTS5 query: its phrase, or its rarest trigrams (the term then needs the predicate). */
+  queries: string[];
+  /** The terms the index narrows but does not decide. */
+  narrowed: string[];
+  /** The share of the sampled rows holding the rarest trigram of any term: at most this share match. */
+  share: number;
+}
+
+/**
+ * How to find these (indexable) terms: the terms of more than NARROWING trigrams by their rarest
+ * trigrams, when together with the others' phrases these leave at most maxCandidates rows (the
+ * rows that hold every term are among them); else every term as a phrase.
+ */
+export async function planTrigrams(
+  db: Db,
+  spec: { table: string; searchFields: readonly string[] },
+  fts: string,
+  terms: readonly string[],
+): Promise<TermPlan> {
+  const { counts, rows } = await sampleOf(db, spec.table, spec.searchFields);
+  const rarity = (t: string) => counts.get(t) ?? 0;
+  const folded = terms.map(searchFold);
+  const ranked = folded.map((f) => trigramsOf(f).sort((a, b) => rarity(a) - rarity(b)));
+  const share = rows ? Math.min(...ranked.map((grams) => rarity(grams[0]) / rows)) : 1;
+  const phrases = { queries: folded.map((f) => allOf([f])), narrowed: [], share };
+  const long = ranked.map((grams) => grams.length > NARROWING);
+  if (!long.some(Boolean)) return phrases;
+  const queries = folded.map((f, i) => allOf(long[i] ? ranked[i].slice(0, NARROWING) : [f]));
+  // Bounded: the AND stops at maxCandidates rows, however common its trigrams are.
+  const candidates = db(fts)
+    .select('rowid')
+    .whereRaw('?? MATCH ?', [fts, queries.join(' AND ')])
+    .limit(searchTuning.maxCandidates);
+  const [{ n }] = (await db.count({ n: '*' }).from(candidates.as('c'))) as { n: number | string }[];
+  if (Number(n) >= searchTuning.maxCandidates) return phrases;
+  return { queries, narrowed: terms.filter((_, i) => long[i]), share };
+}
