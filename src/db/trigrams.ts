@@ -49,7 +49,7 @@ async function takeSample(db: Db, table: string, fields: readonly string[]): Pro
 function sampleOf(db: Db, table: string, fields: readonly string[]): Promise<Sample> {
   const key = (db.client as Knex.Client).config as object;
   let tables = samples.get(key);
-  if (!tables) samples.set(key, (tables = new Map()));
+  if (!tables) samples.set(key, (tables = new Map<string, Promise<Sample>>()));
   let found = tables.get(table);
   if (!found) {
     found = takeSample(db, table, fields);
@@ -102,7 +102,7 @@ export async function planTrigrams(
     .select('rowid')
     .whereRaw('?? MATCH ?', [fts, queries.join(' AND ')])
     .limit(searchTuning.maxCandidates);
-  const [{ n }] = (await db.count({ n: '*' }).from(candidates.as('c'))) as { n: number | string }[];
+  const [{ n }] = await db.count<{ n: number | string }[]>({ n: '*' }).from(candidates.as('c'));
   if (Number(n) >= searchTuning.maxCandidates) return phrases;
   return { queries, narrowed: terms.filter((_, i) => long[i]), share };
 }
