@@ -34,6 +34,10 @@ function unicodeLower(value: unknown): unknown {
   return typeof value === 'string' ? searchFold(value) : value;
 }
 
+function searchHolds(value: unknown, folded: unknown): number | null {
+  return typeof value === 'string' && typeof folded === 'string' ? Number(searchFold(value).includes(folded)) : null;
+}
+
 /** Search's case fold, in SQL as lower() and search_fold() on SQLite (the search index's). */
 export function searchFold(text: string): string {
   return text.replace(/Σ/g, 'σ').toLowerCase();
@@ -69,6 +73,8 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
             // Under its own name so that a connection without it fails to write rather than
             // index text with SQLite's ASCII-only lower().
             conn.function('search_fold', { deterministic: true }, unicodeLower);
+            // Search's predicate: the field, folded, holds the (folded) term (search.ts).
+            conn.function('search_holds', { deterministic: true }, searchHolds);
             done(null, conn);
           } catch (err) {
             done(err as Error, conn);
