@@ -24,11 +24,7 @@ export async function heldMatches(
   // From the index alone where it decides, as it finds them: past maxHeld, the rest are never
   // read. Through the table, SQLite reads every match of the index's subquery first.
   const fromIndex = !filters.length && plan.ids;
-  const query = fromIndex ? fromIndex() : db(table);
-  if (!fromIndex) {
-    plan.apply(query);
-    applyFilters(query, filters);
-  }
+  const query = fromIndex ? fromIndex() : narrowToMatches(db(table), plan, filters);
   const ids = (await query.limit(searchTuning.maxHeld + 1).pluck(fromIndex ? 'rowid' : 'id')) as number[];
   return ids.length > searchTuning.maxHeld ? undefined : ids;
 }
@@ -49,11 +45,19 @@ export interface PageOfMatches {
   total: () => Promise<number>;
 }
 
+/** Narrows a query on the table to the rows that hold every term and pass the filters (`walk`: see SearchPlan.apply). */
+export function narrowToMatches(query: Knex.QueryBuilder, plan: SearchPlan, filters: readonly Filter[], walk = false): Knex.QueryBuilder {
+  plan.apply(query, walk);
+  applyFilters(query, filters);
+  return query;
+}
+
 /**
  * Narrows a page's query to the matches: among the held ids, or by the plan and filters. With
  * many matches, the page is near the start of the order's index: SQLite walks it and tests each
  * entry's id (8,276 matches at 1,000,000 posts: 7 ms, where looking each one up and sorting them
- * took 60). With few, each is looked up and the few rows sorted.
+ * took 60). With few, each is looked up and the few rows sorted. (It changes the query in place:
+ * a knex query returned from an async function would be run by the await.)
  */
 export async function narrowPage(query: Knex.QueryBuilder, table: string, page: PageOfMatches): Promise<void> {
   // Only SQLite's plans can walk (MySQL's optimizer chooses alone), and only with matches.
@@ -62,10 +66,6 @@ export async function narrowPage(query: Knex.QueryBuilder, table: string, page: 
     page.count > 0 &&
     walksOrderIndex(page.order) &&
     page.rowsBefore * (await page.total()) <= searchTuning.walkEntries * page.count;
-  if (page.held) {
-    query.whereRaw(`${walk ? '+' : ''}?? IN (SELECT value FROM json_each(?))`, [`${table}.id`, JSON.stringify(page.held)]);
-    return;
-  }
-  page.plan.apply(query, walk);
-  applyFilters(query, page.filters);
+  if (!page.held) narrowToMatches(query, page.plan, page.filters, walk);
+  else query.whereRaw(`${walk ? '+' : ''}?? IN (SELECT value FROM json_each(?))`, [`${table}.id`, JSON.stringify(page.held)]);
 }

@@ -3,7 +3,7 @@ import { type Db, inTransaction, isMysql, withDeadline } from './connection';
 import { countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
-import { heldMatches, narrowPage, walksOrderIndex } from './matches';
+import { heldMatches, narrowPage, narrowToMatches, walksOrderIndex } from './matches';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
 import { planSearch } from './searchIndex';
@@ -41,14 +41,6 @@ export async function listRecords(pool: Db, spec: TableSpec, request: ListReques
   const db = request.terms.length ? withDeadline(pool) : pool;
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
-  // Built afresh for the count and for the page (a clone would drop the statement's timeout).
-  const matching = () => {
-    const query = db(spec.table);
-    plan.apply(query);
-    applyFilters(query, request.filters);
-    return query;
-  };
-
   const held = await heldMatches(db, spec.table, plan, request.filters, total);
   const count = held
     ? held.length
@@ -57,7 +49,7 @@ export async function listRecords(pool: Db, spec: TableSpec, request: ListReques
       : plan.count && !request.filters.length
         ? // The index holds exactly the table's rows: a common term costs no visit to them.
           await plan.count()
-        : await countRows(matching());
+        : await countRows(narrowToMatches(db(spec.table), plan, request.filters));
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
 
@@ -72,8 +64,7 @@ export async function listRecords(pool: Db, spec: TableSpec, request: ListReques
     return { count, rows: (await walk.select('*').limit(request.pageSize).offset(offset)) as Row[] };
   }
   const filtered = db(spec.table);
-  if (!request.terms.length) applyFilters(filtered, request.filters);
-  else await narrowPage(filtered, spec.table, { ...request, plan, held, rowsBefore: offset + request.pageSize, count, total });
+  await narrowPage(filtered, spec.table, { ...request, plan, held, rowsBefore: offset + request.pageSize, count, total });
   applyOrder(filtered, request.order, isMysql(db));
   if (held || offset < DEFERRED_JOIN_OFFSET) {
     return { count, rows: (await filtered.select('*').limit(request.pageSize).offset(offset)) as Row[] };
@@ -132,11 +123,10 @@ export async function seekRecords(pool: Db, spec: TableSpec, request: SeekReques
   const total = once(() => countAll(db, spec.table));
   const held = await heldMatches(db, spec.table, plan, request.filters, total);
   const order = request.backward ? reversed(request.order) : request.order;
-  // Made after the plan's lookups: a statement's share of the budget is what is left as it is made.
+  // Made after the plan's lookups: a statement's share of the budget is what is left as it is
+  // made. Without a count, a walk is chosen from the held matches only.
   const query = db(spec.table);
-  // Without a count, a walk is chosen from the held matches only.
-  const count = held ? held.length : 0;
-  await narrowPage(query, spec.table, { ...request, order, plan, held, rowsBefore: request.limit, count, total });
+  await narrowPage(query, spec.table, { ...request, order, plan, held, rowsBefore: request.limit, count: held?.length ?? 0, total });
   if (request.after) applyAfter(query, order, request.after as Knex.Value[], isMysql(db));
   applyOrder(query, order, isMysql(db));
   const rows = (await query.select('*').limit(request.limit)) as Row[];
@@ -253,7 +243,7 @@ async function readWithPending(db: Queryable, table: string, id: number): Promis
   return { row, pending: Number(flag) === 1 };
 }
 
-/** The read-back's extra column (no record table has a column of this name). */
+/** readWithPending's extra column (no record table has a column of this name). */
 const PENDING = '__search_pending';
 
 export async function deleteRecord(db: Queryable, table: string, id: number, condition: VersionCondition = {}): Promise<boolean> {

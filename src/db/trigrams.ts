@@ -10,9 +10,9 @@ import { searchTuning } from './searchTuning';
 // stale or unlucky sample costs time, never a result.
 
 /** Trigrams that narrow a long term. */
-export const NARROWING = 3;
+const NARROWING = 3;
 /** Rows sampled per table, at random ids, and how long a sample is used. */
-export const SAMPLE_ROWS = 500;
+const SAMPLE_ROWS = 500;
 const SAMPLE_TTL_MS = 10 * 60_000;
 
 interface Sample {
