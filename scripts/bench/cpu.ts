@@ -64,17 +64,50 @@ function databasePids(): number[] {
   }
 }
 
-/** Starts counting; the returned function gives the cores (on average) used by other programs. */
-export function foreignCpu(ownPids: number[]): () => number | undefined {
-  const pids = [...ownPids.flatMap(processTree), ...databasePids()];
+/** Where a measurement's CPU went: per response, ms, and other programs' cores. */
+export interface CpuSplit {
+  /** The server process and its workers. */
+  serverMs: number;
+  /** The database server (mariadbd/mysqld on this machine). */
+  databaseMs: number;
+  /** The benchmark's own process: the load generator. */
+  loadGeneratorMs: number;
+  /** Everything the kernel counted on all cores, the above included. */
+  machineMs: number;
+  /** Cores (on average) kept busy by programs other than the above. */
+  foreignCores: number;
+}
+
+/**
+ * Starts counting the machine's CPU time and that of the server, the database and this process;
+ * the returned function splits what was spent per response since, or undefined off Linux.
+ * The split tells whether the machine itself was the limit: at `machineMs` a response, all
+ * cores together serve at most cores × 1000 ÷ machineMs responses a second.
+ */
+export function cpuSplit(serverPid: number): (responses: number) => CpuSplit | undefined {
+  const databases = databasePids();
+  const server = () => treeTicks(serverPid);
+  const database = () => databases.reduce((n, pid) => n + processTicks(pid), 0);
+  const own = () => processTicks(process.pid);
   const started = Date.now();
-  const total = busyTicks();
-  const own = pids.reduce((n, pid) => n + processTicks(pid), 0);
-  return () => {
-    const totalNow = busyTicks();
-    if (total === undefined || totalNow === undefined) return undefined;
-    const ownNow = pids.reduce((n, pid) => n + processTicks(pid), 0);
+  const before = { machine: busyTicks(), server: server(), database: database(), own: own() };
+  return (responses) => {
+    const machine = busyTicks();
+    if (before.machine === undefined || machine === undefined || responses === 0) return undefined;
     const seconds = (Date.now() - started) / 1000;
-    return Math.max(0, totalNow - total - (ownNow - own)) / TICKS_PER_SECOND / seconds;
+    const spent = {
+      machine: machine - before.machine,
+      server: server() - before.server,
+      database: database() - before.database,
+      own: own() - before.own,
+    };
+    const perResponse = (ticks: number) => (ticks * (1000 / TICKS_PER_SECOND)) / responses;
+    return {
+      serverMs: perResponse(spent.server),
+      databaseMs: perResponse(spent.database),
+      loadGeneratorMs: perResponse(spent.own),
+      machineMs: perResponse(spent.machine),
+      foreignCores: Math.max(0, spent.machine - spent.server - spent.database - spent.own) / TICKS_PER_SECOND / seconds,
+    };
   };
 }

@@ -34,6 +34,8 @@ export interface Report {
   /** The machine's load average (1, 5, 15 min) when the run began. */
   load: string;
   machine: string;
+  /** Cores of the machine (load generator, servers and database share them). */
+  cores: number;
   seeded: string[];
   scenarios: ScenarioResult[];
   scale: ScaleResult[];
@@ -44,6 +46,10 @@ const ms = (n: number) => (n < 10 ? n.toFixed(1) : int(n));
 const failed = (m: Measurement) =>
   `${m.shed ? ` (+${int(m.shed)}×503)` : ''}${m.failures ? ` ⚠ ${int(m.failures)} failed` : ''}${m.requests ? '' : ' ⚠ no response'}`;
 const cpuCost = (m: Measurement) => (m.cpuMsPerRequest === undefined ? '?' : m.cpuMsPerRequest.toFixed(2));
+const cpuSplit = (m: Measurement) =>
+  m.cpu ? [m.cpu.serverMs, m.cpu.databaseMs, m.cpu.loadGeneratorMs, m.cpu.machineMs].map((x) => x.toFixed(2)).join(' / ') : '?';
+const ceiling = (m: Measurement, first: number, cores: number) =>
+  m.cpu?.machineMs && first ? ((cores * 1000) / m.cpu.machineMs / first).toFixed(2) : '?';
 const other = (s: { service: Measurement; baseline: Measurement }) =>
   [s.service, s.baseline].map((m) => (m.foreignCores === undefined ? '?' : m.foreignCores.toFixed(1))).join(' / ');
 
@@ -80,17 +86,21 @@ export function renderReport(r: Report): string {
     lines.push(
       '',
       `The service with each \`WEB_CONCURRENCY\` (worker processes), against the same baseline; the main table is ${counts[0]}. ` +
-        'CPU ms per response counts the primary and every worker.',
+        'CPU ms per response: the service (the primary and every worker) / the database server / the load generator / ' +
+        'the whole machine (all cores, these and everything else). Ceiling: the responses a second all ' +
+        `${r.cores} cores could give at that whole-machine cost, ÷ the first row's req/s: more workers cannot pass it ` +
+        'on this machine, whatever they do, unless the cost per response falls.',
       '',
-      '| scenario | workers | req/s | p50 ms | p99 ms | ÷ first row | ÷ baseline | service CPU ms/req | other load |',
-      '|---|--:|--:|--:|--:|--:|--:|--:|--:|',
+      '| scenario | workers | req/s | p50 ms | p99 ms | ÷ first row | ÷ baseline | CPU ms/req: service / database / load generator / machine | ceiling ÷ first row | other load |',
+      '|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|',
       ...r.scenarios.flatMap((s) =>
         s.workers.map(
           (w) =>
             `| ${s.title} | ${w.workers} | ${int(w.service.requestsPerSecond)}${failed(w.service)} | ${ms(w.service.p50)} | ${ms(w.service.p99)} | ` +
             `${one(s) ? (w.service.requestsPerSecond / one(s)).toFixed(2) : '?'} | ` +
             `${s.baseline.requestsPerSecond ? (w.service.requestsPerSecond / s.baseline.requestsPerSecond).toFixed(2) : '?'} | ` +
-            `${cpuCost(w.service)} | ${w.service.foreignCores === undefined ? '?' : w.service.foreignCores.toFixed(1)} |`,
+            `${cpuSplit(w.service)} | ${ceiling(w.service, one(s), r.cores)} | ` +
+            `${w.service.foreignCores === undefined ? '?' : w.service.foreignCores.toFixed(1)} |`,
         ),
       ),
     );

@@ -6,7 +6,6 @@ import { cpus, loadavg, totalmem, release } from 'node:os';
 import { resolve } from 'node:path';
 import autocannonPackage from 'autocannon/package.json';
 import { runClusterBench } from './cluster';
-import { foreignCpu } from './cpu';
 import { type BenchDatabase, listPageQueryTimes, prepareDatabase, removeWrites, serverVersion, waitForQuiet } from './database';
 import { databaseUrlFor, type BenchOptions, OptionsError, parseOptions, USAGE } from './options';
 import { renderReport, type Report, type ScaleResult, type ScenarioResult, writeReport } from './report';
@@ -45,18 +44,20 @@ async function drive(
   database: BenchDatabase,
   options: BenchOptions,
 ): Promise<Measurement> {
-  const cpu = () => foreignCpu([process.pid, server.pid]);
   if (options.warmup > 0) {
     await waitForQuiet(database.db);
     await measure(server.url, request, options.warmup, options.connections);
   }
   await waitForQuiet(database.db);
-  const m = await measure(server.url, request, options.duration, options.connections, cpu, server.pid);
+  const m = await measure(server.url, request, options.duration, options.connections, server.pid);
   const codes = Object.entries(m.statusCodes)
     .map(([c, n]) => `${n}×${c}`)
     .join(' ');
   const other = m.foreignCores === undefined ? '' : `, other programs ${m.foreignCores.toFixed(2)} cores`;
-  const cpuCost = m.cpuMsPerRequest === undefined ? '' : `  ${m.cpuMsPerRequest.toFixed(2)} CPU ms/req`;
+  const cpuCost = m.cpu
+    ? `  CPU ms/req: ${m.cpu.serverMs.toFixed(2)} server, ${m.cpu.databaseMs.toFixed(2)} database, ` +
+      `${m.cpu.loadGeneratorMs.toFixed(2)} load generator, ${m.cpu.machineMs.toFixed(2)} machine`
+    : '';
   console.log(
     `  ${server.name.padEnd(10)} ${Math.round(m.requestsPerSecond).toString().padStart(6)} req/s  p50 ${m.p50} ms  p99 ${m.p99} ms${cpuCost}  (${codes || 'no responses'}${other})`,
   );
@@ -191,6 +192,7 @@ async function main(): Promise<void> {
     warmup: options.warmup,
     connections: options.connections,
     load: loadAtStart,
+    cores: cpu.length,
     machine:
       `${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Linux ${release()}; ` +
       `Node ${process.version}; database ${dbVersion}; autocannon ${autocannonPackage.version}; load generator, servers and database share the machine`,

@@ -1,6 +1,6 @@
 // The scenarios, and one autocannon run of a scenario against one server.
 import autocannon from 'autocannon';
-import { TICKS_PER_SECOND, treeTicks } from './cpu';
+import { type CpuSplit, cpuSplit } from './cpu';
 
 export interface ScenarioContext {
   /** Seeded posts: ids 1..rows. */
@@ -111,6 +111,8 @@ export interface Measurement {
   foreignCores?: number;
   /** CPU time the server process spent per response, ms: what its code costs, whatever the load. */
   cpuMsPerRequest?: number;
+  /** The machine's CPU per response, and the server's, the database's and the load generator's part. */
+  cpu?: CpuSplit;
 }
 
 /** Slow scenarios (a deep page, a search) queue behind a busy database; wait, do not drop. */
@@ -121,11 +123,9 @@ export async function measure(
   request: autocannon.Request,
   seconds: number,
   connections: number,
-  cpu: () => () => number | undefined = () => () => undefined,
   serverPid?: number,
 ): Promise<Measurement> {
-  const foreign = cpu();
-  const ticks = serverPid ? treeTicks(serverPid) : 0;
+  const split = serverPid ? cpuSplit(serverPid) : () => undefined;
   const result = await autocannon({ url, connections, duration: seconds, timeout: REQUEST_TIMEOUT_S, requests: [request] });
   const statusCodes = Object.fromEntries(
     Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, (s as { count: number }).count]),
@@ -134,6 +134,7 @@ export async function measure(
     .filter(([code]) => code.startsWith('2'))
     .reduce((n, [, c]) => n + c, 0);
   const shed = statusCodes['503'] ?? 0;
+  const cpu = split(result.requests.total);
   return {
     requestsPerSecond: result.duration > 0 ? ok / result.duration : 0,
     p50: result.latency.p50,
@@ -142,8 +143,8 @@ export async function measure(
     shed,
     failures: result.non2xx - shed + result.errors,
     statusCodes,
-    foreignCores: foreign(),
-    cpuMsPerRequest:
-      serverPid && result.requests.total ? ((treeTicks(serverPid) - ticks) * (1000 / TICKS_PER_SECOND)) / result.requests.total : undefined,
+    foreignCores: cpu?.foreignCores,
+    cpuMsPerRequest: cpu?.serverMs,
+    cpu,
   };
 }
