@@ -5,13 +5,14 @@ import { searchTuning } from './searchTuning';
 import type { OrderKey } from './order';
 import type { SearchPlan } from './searchIndex';
 
-// On SQLite a search's matches can be read once and reused: the count is their number, and the
-// page is read among their ids. Reading them for the count and again in the page's subquery cost
-// every phrase (42 ms for a long one at 1,000,000 posts) and every check of a candidate twice.
+// A search's matches can be read once and reused: the count is their number, and the page is
+// read among their ids. Reading them for the count and again in the page's subquery cost every
+// phrase on SQLite (42 ms for a long one at 1,000,000 posts) and every check of a candidate
+// twice; on MySQL, InnoDB FULLTEXT visiting each matching document twice (about 10 µs each).
 
 /**
  * The ids of the rows holding every term and passing the filters, when the plan's sample
- * expects at most maxHeld (searchTuning.ts) and there are; else undefined (MySQL, and common terms).
+ * expects at most maxHeld (searchTuning.ts) and there are; else undefined (common terms).
  */
 export async function heldMatches(
   db: Db,
@@ -22,10 +23,10 @@ export async function heldMatches(
 ): Promise<number[] | undefined> {
   if (plan.share === undefined || plan.share * (await total()) > searchTuning.maxHeld) return undefined;
   // From the index alone where it decides, as it finds them: past maxHeld, the rest are never
-  // read. Through the table, SQLite reads every match of the index's subquery first.
+  // read (SQLite). Through the table, the database reads every match of the index's subquery first.
   const fromIndex = !filters.length && plan.ids;
-  const query = fromIndex ? fromIndex() : narrowToMatches(db(table), plan, filters);
-  const ids = (await query.limit(searchTuning.maxHeld + 1).pluck(fromIndex ? 'rowid' : 'id')) as number[];
+  const query = fromIndex ? fromIndex() : narrowToMatches(db(table).select('id'), plan, filters);
+  const ids = ((await query.limit(searchTuning.maxHeld + 1)) as { id: number | string }[]).map((r) => Number(r.id));
   return ids.length > searchTuning.maxHeld ? undefined : ids;
 }
 
@@ -54,18 +55,19 @@ export function narrowToMatches(query: Knex.QueryBuilder, plan: SearchPlan, filt
 
 /**
  * Narrows a page's query to the matches: among the held ids, or by the plan and filters. With
- * many matches, the page is near the start of the order's index: SQLite walks it and tests each
- * entry's id (8,276 matches at 1,000,000 posts: 7 ms, where looking each one up and sorting them
- * took 60). With few, each is looked up and the few rows sorted. (It changes the query in place:
+ * many matches, the page is near the start of the order's index: it walks the index and tests
+ * each entry's id (8,276 matches at 1,000,000 posts: 7 ms on SQLite and 10 on MariaDB, where
+ * looking each one up and sorting them took 60). With few, each is looked up and the few rows
+ * sorted. MySQL walks only among held ids (its optimizer decides the subquery's plan). (It changes the query in place:
  * a knex query returned from an async function would be run by the await.)
  */
-export async function narrowPage(query: Knex.QueryBuilder, table: string, page: PageOfMatches): Promise<void> {
-  // Only SQLite's plans can walk (MySQL's optimizer chooses alone), and only with matches.
+export async function narrowPage(query: Knex.QueryBuilder, page: PageOfMatches): Promise<void> {
+  // Only plans with a share walk, and only with matches.
   const walk =
     page.plan.share !== undefined &&
     page.count > 0 &&
     walksOrderIndex(page.order) &&
-    page.rowsBefore * (await page.total()) <= searchTuning.walkEntries * page.count;
-  if (!page.held) narrowToMatches(query, page.plan, page.filters, walk);
-  else query.whereRaw(`${walk ? '+' : ''}?? IN (SELECT value FROM json_each(?))`, [`${table}.id`, JSON.stringify(page.held)]);
+    page.rowsBefore * (await page.total()) <= page.plan.walkLimit(page.count) * page.count;
+  if (page.held) page.plan.among(query, page.held, walk);
+  else narrowToMatches(query, page.plan, page.filters, walk);
 }

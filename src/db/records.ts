@@ -64,7 +64,7 @@ export async function listRecords(pool: Db, spec: TableSpec, request: ListReques
     return { count, rows: (await walk.select('*').limit(request.pageSize).offset(offset)) as Row[] };
   }
   const filtered = db(spec.table);
-  await narrowPage(filtered, spec.table, { ...request, plan, held, rowsBefore: offset + request.pageSize, count, total });
+  await narrowPage(filtered, { ...request, plan, held, rowsBefore: offset + request.pageSize, count, total });
   applyOrder(filtered, request.order, isMysql(db));
   if (held || offset < DEFERRED_JOIN_OFFSET) {
     return { count, rows: (await filtered.select('*').limit(request.pageSize).offset(offset)) as Row[] };
@@ -126,7 +126,7 @@ export async function seekRecords(pool: Db, spec: TableSpec, request: SeekReques
   // Made after the plan's lookups: a statement's share of the budget is what is left as it is
   // made. Without a count, a walk is chosen from the held matches only.
   const query = db(spec.table);
-  await narrowPage(query, spec.table, { ...request, order, plan, held, rowsBefore: request.limit, count: held?.length ?? 0, total });
+  await narrowPage(query, { ...request, order, plan, held, rowsBefore: request.limit, count: held?.length ?? 0, total });
   if (request.after) applyAfter(query, order, request.after as Knex.Value[], isMysql(db));
   applyOrder(query, order, isMysql(db));
   const rows = (await query.select('*').limit(request.limit)) as Row[];

@@ -10,7 +10,7 @@ import { foldSql, wordCode, wordTables } from './wordIndex';
  */
 export const MAX_WORDS = 1000;
 
-/** A term in more than this share of the rows is common (see commonTerms). */
+/** A term in more than this share of the rows is common (see sampleTerms). */
 export const COMMON_SHARE = 0.2;
 
 /** How a piece of a term must sit in a token: a phrase's first piece ends a token, and so on. */
@@ -28,6 +28,11 @@ export interface WordPlan {
    * later (a bulk load committing meanwhile) is answered as it was before that write.
    */
   pending: boolean;
+  /**
+   * About the largest share of the rows that can hold every term, from the sample: one more than
+   * the fewest sampled rows any term is in, over the sample's size (1 when the table is smaller).
+   */
+  share: number;
 }
 
 function piecePredicate(place: Place, word: string, term: string): string {
@@ -63,15 +68,15 @@ export const SAMPLE = 200;
  * Which terms are common: held by more than COMMON_SHARE of a sample of the newest records (the
  * scan's predicate on them). For those, reading the index costs more than the scan: InnoDB
  * FULLTEXT visits every matching document, about 10 µs each. Tables smaller than the sample
- * have no common term: the index answers all.
+ * have no common term: the index answers all. Also the share of rows that may match (WordPlan).
  */
-async function commonTerms(
+async function sampleTerms(
   db: Db,
   table: string,
   fields: readonly string[],
   terms: readonly string[],
   collation: string | undefined,
-): Promise<Set<string>> {
+): Promise<{ common: Set<string>; share: number }> {
   const fold = (x: string) => foldSql(collation, x);
   const holds = `(${fields.map(() => `INSTR(${fold('??')}, ${fold('?')}) > 0`).join(' OR ')})`;
   const sample = db(table)
@@ -84,8 +89,12 @@ async function commonTerms(
     .as('s');
   const sums = terms.map((t, i) => db.raw(`SUM(${holds}) AS ??`, [...fields.flatMap((f) => [f, t]), `t${i}`]));
   const [row] = await db.select<Record<string, number | string>[]>(db.raw('COUNT(*) AS n'), ...sums).from(sample);
-  if (Number(row.n) < SAMPLE) return new Set();
-  return new Set(terms.filter((_, i) => Number(row[`t${i}`]) > COMMON_SHARE * SAMPLE));
+  if (Number(row.n) < SAMPLE) return { common: new Set(), share: 1 };
+  const hits = terms.map((_, i) => Number(row[`t${i}`]));
+  return {
+    common: new Set(terms.filter((_, i) => hits[i] > COMMON_SHARE * SAMPLE)),
+    share: Math.min(1, (Math.min(...hits) + 1) / SAMPLE),
+  };
 }
 
 /** What each term needs of a record's tokens (white space splits a phrase into pieces). */
@@ -104,9 +113,9 @@ export async function planWords(
   collation: string | undefined,
 ): Promise<WordPlan> {
   const { words } = wordTables(table);
-  const common = await commonTerms(db, table, fields, terms, collation);
+  const { common, share } = await sampleTerms(db, table, fields, terms, collation);
   const pending = (await db(wordTables(table).pending).select('id').first()) !== undefined;
-  const plan: WordPlan = { groups: [], none: false, checked: [...common], pending };
+  const plan: WordPlan = { groups: [], none: false, checked: [...common], pending, share };
   for (const term of terms) {
     if (common.has(term)) continue;
     const wanted = pieces(term);
@@ -160,6 +169,18 @@ export function applyWords(
       applySearch(pending, fields, terms, collation);
     });
   });
+}
+
+/**
+ * The ids of the records holding every term, from the index alone, when it decides them all
+ * (no pending record, no checked term); else undefined.
+ */
+export function matchingIds(db: Db, table: string, plan: WordPlan): (() => Knex.QueryBuilder) | undefined {
+  if (plan.pending || plan.checked.length) return undefined;
+  return () => {
+    const docs = db(wordTables(table).docs).select('id');
+    return plan.none ? docs.whereRaw('1 = 0') : docs.whereRaw('MATCH(??) AGAINST(? IN BOOLEAN MODE)', ['codes', plan.groups.join(' ')]);
+  };
 }
 
 /** The number of records holding every term, from the index (and the pending records) alone. */

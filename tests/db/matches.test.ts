@@ -1,0 +1,80 @@
+import type { Knex } from 'knex';
+import type { OrderKey } from '../../src/db/order';
+import { insertRecord, listRecords, seekRecords } from '../../src/db/records';
+import { searchTuning } from '../../src/db/searchTuning';
+import { dbTimestamp } from '../../src/db/time';
+import { indexPending } from '../../src/db/wordIndex';
+import { createTestDatabase, dialect, type TestDatabase } from '../helpers/db';
+import { fixtures } from '../helpers/fixtures';
+
+// A search's matches are read from the index once: the count is their number and the page is
+// read among their ids, walking the order's index when many match. Reading them twice (a count,
+// then the page's subquery) cost InnoDB FULLTEXT's visit of every matching document twice.
+
+const TERM = 'quillwort';
+const ROWS = 40;
+/** Every third record holds the term. */
+const holds = (i: number) => i % 3 === 0;
+const order = [
+  { column: 'created_at', desc: true },
+  { column: 'id', desc: true },
+] as unknown as OrderKey[];
+
+let t: TestDatabase;
+let statements: string[] = [];
+beforeAll(async () => {
+  t = await createTestDatabase();
+  t.db.on('query', (q: Knex.Sql) => statements.push(q.sql));
+});
+afterAll(() => t.drop());
+
+describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
+  const spec = { table: name, searchFields: f.searchFields };
+  /** Ids of the records that hold the term, newest first. */
+  const want: number[] = [];
+  beforeAll(async () => {
+    for (let i = 0; i < ROWS; i++) {
+      const at = dbTimestamp(Date.UTC(2026, 0, 1, 0, 0, i));
+      const body = { ...f.defaults, ...f.valid(i) };
+      // No white space: usernames allow none, and the term is found inside the token anyway.
+      body[f.searchFields[0]] = `${holds(i) ? TERM : 'bramble'}${i}`;
+      const row = await insertRecord(t.db, name, { ...body, created_at: at, updated_at: at });
+      if (holds(i)) want.unshift(Number(row.id));
+    }
+    // Indexed as the service's writes leave them (rows inserted by SQL stay pending on MySQL).
+    if (dialect === 'mysql') await indexPending(t.db, name);
+  });
+  beforeEach(() => (statements = []));
+
+  const readsOfIndex = () => statements.filter((sql) => /match/i.test(sql));
+
+  test('a page and its count: the matches read once, the page among their ids', async () => {
+    const result = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 5 });
+    expect(result).toMatchObject({ count: want.length });
+    expect(('rows' in result ? result.rows : []).map((r) => Number(r.id))).toEqual(want.slice(0, 5));
+    // (A plan may probe how many candidates there are, bounded by a LIMIT: trigrams.ts.)
+    expect(readsOfIndex().filter((sql) => /count\(/i.test(sql) && !/limit/i.test(sql))).toEqual([]);
+    expect(readsOfIndex()).not.toContainEqual(statements[statements.length - 1]);
+  });
+
+  test('a cursor page: the page among the matches read before', async () => {
+    const rows = await seekRecords(t.db, spec, { terms: [TERM], filters: [], order, backward: false, limit: 5 });
+    expect(rows.map((r) => Number(r.id))).toEqual(want.slice(0, 5));
+    expect(readsOfIndex()).not.toContainEqual(statements[statements.length - 1]);
+  });
+
+  (dialect === 'mysql' ? test : test.skip)('MySQL walks the order index among many matches, and only then', async () => {
+    await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 5 });
+    expect(statements[statements.length - 1]).toMatch(/force index/i);
+    const walkPerMatch = searchTuning.walkPerMatch;
+    searchTuning.walkPerMatch = 0;
+    try {
+      statements = [];
+      const result = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 5 });
+      expect(('rows' in result ? result.rows : []).map((r) => Number(r.id))).toEqual(want.slice(0, 5));
+      expect(statements[statements.length - 1]).not.toMatch(/force index/i);
+    } finally {
+      searchTuning.walkPerMatch = walkPerMatch;
+    }
+  });
+});
