@@ -23,7 +23,8 @@ export async function heldMatches(
 ): Promise<number[] | undefined> {
   if (plan.share === undefined || plan.share * (await total()) > searchTuning.maxHeld) return undefined;
   // From the index alone where it decides, as it finds them: past maxHeld, the rest are never
-  // read (SQLite). Through the table, the database reads every match of the index's subquery first.
+  // read (SQLite; InnoDB FULLTEXT finds them all first). Through the table, the database reads
+  // every match of the index's subquery first.
   const fromIndex = !filters.length && plan.ids;
   const query = fromIndex ? fromIndex() : narrowToMatches(db(table).select('id'), plan, filters);
   const ids = ((await query.limit(searchTuning.maxHeld + 1)) as { id: number | string }[]).map((r) => Number(r.id));
@@ -58,8 +59,9 @@ export function narrowToMatches(query: Knex.QueryBuilder, plan: SearchPlan, filt
  * many matches, the page is near the start of the order's index: it walks the index and tests
  * each entry's id (8,276 matches at 1,000,000 posts: 7 ms on SQLite and 10 on MariaDB, where
  * looking each one up and sorting them took 60). With few, each is looked up and the few rows
- * sorted. MySQL walks only among held ids (its optimizer decides the subquery's plan). (It changes the query in place:
- * a knex query returned from an async function would be run by the await.)
+ * sorted. MySQL walks only among held ids: with the index's subquery its optimizer decides.
+ * (It changes the query in place: a knex query returned from an async function would be run by
+ * the await.)
  */
 export async function narrowPage(query: Knex.QueryBuilder, page: PageOfMatches): Promise<void> {
   // Only plans with a share walk, and only with matches.
