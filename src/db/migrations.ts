@@ -4,7 +4,7 @@ import type { DatabaseConfig } from '../config';
 import { type Db, type DbLog, DEFAULT_POOL, isMysql, openDb } from './connection';
 import { withMigrationLease } from './lease';
 import { indexTable, sqliteIndexStatements } from './searchIndex';
-import { addWordIndex, mysqlDropStatements } from './wordIndex';
+import { addWordGrams, addWordIndex, mysqlDropStatements, wordTables } from './wordIndex';
 import { addCounterRows, addCountTriggers, dropCountTriggers, tableDefaults } from './tables';
 import { collections } from '../collections';
 
@@ -171,6 +171,23 @@ migrations['20261123_006_word_index'] = {
   async down(db) {
     if (!isMysql(db)) return;
     for (const table of RECORD_TABLES) for (const sql of mysqlDropStatements(table)) await db.raw(sql);
+  },
+};
+
+migrations['20261123_007_word_grams'] = {
+  // MySQL: the vocabulary's trigrams (wordIndex.ts), so that a term's words are found by a few
+  // index probes instead of a scan of every word; filled here for the words already there.
+  async up(db) {
+    if (!isMysql(db)) return;
+    for (const c of collections) await addWordGrams(db, c.name);
+  },
+  async down(db) {
+    if (!isMysql(db)) return;
+    for (const table of RECORD_TABLES) {
+      const { words, grams } = wordTables(table);
+      await db.raw('DROP TRIGGER IF EXISTS ??', [`${words}_grams`]);
+      await db.raw('DROP TABLE IF EXISTS ??', [grams]);
+    }
   },
 };
 

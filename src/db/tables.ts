@@ -5,7 +5,7 @@ import { loadSpec } from '../spec';
 import { isMysql } from './connection';
 import { COUNT_SLOTS } from './counts';
 import { indexTable, sqliteIndexStatements } from './searchIndex';
-import { addWordIndex, mysqlDropStatements } from './wordIndex';
+import { addWordGrams, addWordIndex, mysqlDropStatements } from './wordIndex';
 
 /** Fields the service sets; a write schema may list them (ignored), a table has them anyway. */
 const SERVICE_FIELDS = new Set(['id', 'created_at', 'updated_at']);
@@ -103,9 +103,11 @@ export async function createRecordTable(db: Knex, c: Collection, spec: OpenAPIV3
   });
   await addCounterRows(db, c.name);
   await addCountTriggers(db, c.name);
-  // Its search index (SQLite: migration 005's trigram table; MySQL: 006's word index).
-  if (mysql) await addWordIndex(db, c.name, c.searchFields);
-  else for (const sql of sqliteIndexStatements(c.name, c.searchFields)) await db.raw(sql);
+  // Its search index (SQLite: migration 005's trigram table; MySQL: 006's word index, 007's grams).
+  if (mysql) {
+    await addWordIndex(db, c.name, c.searchFields);
+    await addWordGrams(db, c.name);
+  } else for (const sql of sqliteIndexStatements(c.name, c.searchFields)) await db.raw(sql);
 }
 
 export async function dropRecordTable(db: Knex, name: string): Promise<void> {

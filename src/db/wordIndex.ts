@@ -25,12 +25,19 @@ import { foldCollation } from './search';
  */
 export interface WordTables {
   words: string;
+  /** The trigrams of each vocabulary word's folded form, for the look-up of search terms. */
+  grams: string;
   docs: string;
   pending: string;
 }
 
 export function wordTables(table: string): WordTables {
-  return { words: `${table}_search_words`, docs: `${table}_search_docs`, pending: `${table}_search_pending` };
+  return {
+    words: `${table}_search_words`,
+    grams: `${table}_search_grams`,
+    docs: `${table}_search_docs`,
+    pending: `${table}_search_pending`,
+  };
 }
 
 /** Words of more characters than this have no `folded` copy (a fold maps one character to one). */
@@ -91,11 +98,43 @@ export function mysqlIndexStatements(table: string, fields: readonly string[]): 
   ];
 }
 
+/** Characters of a trigram: a term's piece of at least this many is looked up by its trigrams. */
+export const GRAM = 3;
+
+/**
+ * SQL of the vocabulary's trigram table for one table (migration 007, createRecordTable): each
+ * word's distinct trigrams of characters, as the scan folds it, filled for the words already
+ * there and kept by a trigger in the statement that adds a word, whoever adds it. Words are
+ * never changed or removed but by TRUNCATE (emptyWordIndex). Bytes, so no collation's padding
+ * or folding decides a comparison.
+ */
+export function mysqlGramStatements(table: string): string[] {
+  const t = wordTables(table);
+  const q = (name: string) => `\`${name}\``;
+  const gram = (row: string, i: string) => `CAST(SUBSTRING(${row}.folded, ${i}, ${GRAM}) AS BINARY)`;
+  return [
+    `CREATE TABLE ${q(t.grams)} (gram VARBINARY(${4 * GRAM}) NOT NULL, word_id INT UNSIGNED NOT NULL, ` +
+      `PRIMARY KEY (gram, word_id)) ENGINE=InnoDB`,
+    `CREATE TRIGGER ${q(`${t.words}_grams`)} AFTER INSERT ON ${q(t.words)} FOR EACH ROW BEGIN DECLARE i INT DEFAULT 1; ` +
+      `WHILE i <= CHAR_LENGTH(NEW.folded) - ${GRAM - 1} DO ` +
+      `INSERT IGNORE INTO ${q(t.grams)} (gram, word_id) VALUES (${gram('NEW', 'i')}, NEW.id); SET i = i + 1; END WHILE; END`,
+    `INSERT IGNORE INTO ${q(t.grams)} (gram, word_id) ` +
+      `WITH RECURSIVE n (i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ${FOLDED_LENGTH - GRAM + 1}) ` +
+      `SELECT ${gram('w', 'n.i')}, w.id FROM ${q(t.words)} w JOIN n ON n.i <= CHAR_LENGTH(w.folded) - ${GRAM - 1}`,
+  ];
+}
+
+/** Adds a table's vocabulary trigrams (migration 007, createRecordTable). */
+export async function addWordGrams(db: Knex, table: string): Promise<void> {
+  for (const sql of mysqlGramStatements(table)) await db.raw(sql);
+}
+
 export function mysqlDropStatements(table: string): string[] {
   const t = wordTables(table);
   return [
     ...['insert', 'update', 'delete'].map((e) => `DROP TRIGGER IF EXISTS \`${table}_search_${e}\``),
-    ...[t.docs, t.words, t.pending].map((name) => `DROP TABLE IF EXISTS \`${name}\``),
+    `DROP TRIGGER IF EXISTS \`${t.words}_grams\``,
+    ...[t.docs, t.grams, t.words, t.pending].map((name) => `DROP TABLE IF EXISTS \`${name}\``),
   ];
 }
 
@@ -222,5 +261,5 @@ export async function indexPending(
 /** Empties the index of a table emptied by TRUNCATE (which fires no trigger). */
 export async function emptyWordIndex(db: Knex, table: string): Promise<void> {
   const t = wordTables(table);
-  for (const name of [t.docs, t.pending, t.words]) await db.raw('TRUNCATE TABLE ??', [name]);
+  for (const name of [t.docs, t.pending, t.grams, t.words]) await db.raw('TRUNCATE TABLE ??', [name]);
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from './connection';
 import { applySearch } from './search';
-import { foldSql, wordCode, wordTables } from './wordIndex';
+import { foldSql, GRAM, wordCode, wordTables } from './wordIndex';
 
 /**
  * A term that more vocabulary words contain than this (`e`, `a`) is not looked up in the index:
@@ -42,13 +42,38 @@ function piecePredicate(place: Place, word: string, term: string): string {
   return `${word} = ${term}`;
 }
 
-/** Vocabulary ids of the tokens that hold `piece` as `place` says, under the scan's fold; at most MAX_WORDS + 1. */
-async function lookUp(db: Db, words: string, piece: string, place: Place, collation: string | undefined): Promise<number[]> {
+/** The distinct trigrams of a folded text, as the gram table holds them (UTF-8 bytes). */
+function trigramsOf(folded: string): Buffer[] {
+  const chars = [...folded];
+  const grams = new Set<string>();
+  for (let i = 0; i + GRAM <= chars.length; i++) grams.add(chars.slice(i, i + GRAM).join(''));
+  return [...grams].map((g) => Buffer.from(g, 'utf8'));
+}
+
+/**
+ * Vocabulary ids of the tokens that hold `piece` as `place` says, under the scan's fold; at most
+ * MAX_WORDS + 1. A piece of 3 characters or more: the words holding all its trigrams (a few
+ * probes of the gram table), then the predicate; a shorter one: a scan of the folded words.
+ */
+async function lookUp(db: Db, table: string, piece: string, place: Place, collation: string | undefined): Promise<number[]> {
+  const { words, grams } = wordTables(table);
   const term = foldSql(collation);
-  // Words with a folded copy through its index; the few too long for it folded here.
-  const short = db(words)
-    .select('id')
-    .whereRaw(piecePredicate(place, '??', term), ['folded', piece]);
+  // Words with a folded copy through the grams or its index; the few too long for it folded here.
+  let short: Knex.QueryBuilder;
+  if ([...piece].length >= GRAM) {
+    const [{ folded }] = await db.select<{ folded: string }[]>(db.raw(`${term} AS ??`, [piece, 'folded']));
+    const wanted = trigramsOf(folded);
+    const holding = db(grams).select('word_id').whereIn('gram', wanted).groupBy('word_id').havingRaw('COUNT(*) = ?', [wanted.length]);
+    short = db
+      .select('w.id')
+      .from(holding.as('g'))
+      .join({ w: words }, 'w.id', 'g.word_id')
+      .whereRaw(piecePredicate(place, '??', term), ['w.folded', piece]);
+  } else {
+    short = db(words)
+      .select('id')
+      .whereRaw(piecePredicate(place, '??', term), ['folded', piece]);
+  }
   const long = db(words)
     .select('id')
     .whereNull('folded')
@@ -112,7 +137,6 @@ export async function planWords(
   terms: readonly string[],
   collation: string | undefined,
 ): Promise<WordPlan> {
-  const { words } = wordTables(table);
   const { common, share } = await sampleTerms(db, table, fields, terms, collation);
   const pending = (await db(wordTables(table).pending).select('id').first()) !== undefined;
   const plan: WordPlan = { groups: [], none: false, checked: [...common], pending, share };
@@ -122,7 +146,7 @@ export async function planWords(
     // A term without white space is decided by its tokens; a phrase is only narrowed by them.
     let decided = !/\s/u.test(term);
     for (const [piece, place] of wanted) {
-      const ids = await lookUp(db, words, piece, place, collation);
+      const ids = await lookUp(db, table, piece, place, collation);
       if (!ids.length) return { ...plan, none: true };
       if (ids.length > MAX_WORDS) decided = false;
       else plan.groups.push(`+(${ids.map(wordCode).join(' ')})`);

@@ -1,0 +1,89 @@
+import { createHash } from 'node:crypto';
+import type { OrderKey } from '../../src/db/order';
+import { insertRecord, listRecords } from '../../src/db/records';
+import { foldCollation } from '../../src/db/search';
+import { dbTimestamp } from '../../src/db/time';
+import { addWordGrams, foldSql, indexPending, wordTables } from '../../src/db/wordIndex';
+import { createTestDatabase, dialect, type TestDatabase } from '../helpers/db';
+import { fixtures } from '../helpers/fixtures';
+import { scannedIds } from '../helpers/scan';
+
+// MySQL's vocabulary keeps each word's trigrams (as the scan folds the word), so that a search
+// term's words are found by probes of the gram table instead of a scan of every word. Whoever
+// adds a word, its trigrams are there in the same statement; a word holding every trigram of a
+// term but not the term itself is still no match.
+
+const order = [
+  { column: 'created_at', desc: true },
+  { column: 'id', desc: true },
+] as unknown as OrderKey[];
+
+let t: TestDatabase;
+let statements: string[] = [];
+beforeAll(async () => {
+  t = await createTestDatabase();
+  t.db.on('query', (q: { sql: string }) => statements.push(q.sql));
+});
+afterAll(() => t.drop());
+
+const mysqlOnly = dialect === 'mysql' ? describe : describe.skip;
+
+/** A word's trigrams as the table holds them: what each word should have. */
+async function gramsOf(table: string): Promise<Record<string, string[]>> {
+  const { words, grams } = wordTables(table);
+  const rows = await t.db(grams).join(words, `${words}.id`, `${grams}.word_id`).select<{ word: string; gram: Buffer }[]>('word', 'gram');
+  const out: Record<string, string[]> = {};
+  for (const r of rows) (out[r.word] ??= []).push(r.gram.toString('utf8'));
+  for (const list of Object.values(out)) list.sort();
+  return out;
+}
+
+mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
+  const spec = { table: name, searchFields: f.searchFields };
+  let serial = 0;
+  async function insert(text: string): Promise<number> {
+    const at = dbTimestamp();
+    const body = { ...f.defaults, ...f.valid(++serial + 1000 * fixtures.indexOf(f)), [f.searchFields[0]]: text };
+    const row = await insertRecord(t.db, name, { ...body, created_at: at, updated_at: at });
+    await indexPending(t.db, name);
+    return Number(row.id);
+  }
+
+  test('a word added by SQL gets its trigrams of the folded word; short and unfolded words none', async () => {
+    const { words } = wordTables(name);
+    const collation = await foldCollation(t.db);
+    for (const word of ['ÉchaÇ', 'ΟΔΟΣ', 'a😀b😀', 'xy', 'y'.repeat(300)]) {
+      await t.db(words).insert({
+        hash: createHash('sha256').update(word, 'utf8').digest(),
+        word,
+        folded: word.length <= 255 ? t.db.raw(foldSql(collation), [word]) : null,
+      });
+    }
+    const grams = await gramsOf(name);
+    expect(grams['ÉchaÇ']).toEqual(['cha', 'haç', 'éch'].sort());
+    expect(grams['ΟΔΟΣ']).toEqual(['οδο', 'δοσ'].sort());
+    expect(grams['a😀b😀']).toEqual(['a😀b', '😀b😀'].sort());
+    expect(grams.xy).toBeUndefined();
+    expect(grams['y'.repeat(300)]).toBeUndefined();
+  });
+
+  test("filled for the words already there as the trigger fills them (migration 007's statements)", async () => {
+    await insert('filled beforehand');
+    const before = await gramsOf(name);
+    const { words, grams } = wordTables(name);
+    await t.db.raw('DROP TRIGGER ??', [`${words}_grams`]);
+    await t.db.raw('DROP TABLE ??', [grams]);
+    await addWordGrams(t.db, name);
+    expect(await gramsOf(name)).toEqual(before);
+  });
+
+  test('a term is looked up by its trigrams, and a word with all of them but not the term is no match', async () => {
+    const holds = await insert('zqabcdq');
+    await insert('zqabcxbcdq');
+    statements = [];
+    const result = await listRecords(t.db, spec, { terms: ['ABCD'], filters: [], order, page: 1, pageSize: 10 });
+    expect(statements.some((sql) => sql.includes(wordTables(name).grams))).toBe(true);
+    expect(result).toMatchObject({ count: 1 });
+    expect(await scannedIds(t.db, name, f.searchFields, ['ABCD'])).toEqual([holds]);
+  });
+});
