@@ -1,10 +1,9 @@
-import type { Knex } from 'knex';
-import type { OrderKey } from '../../src/db/order';
 import { insertRecord, listRecords, seekRecords } from '../../src/db/records';
 import { searchTuning } from '../../src/db/searchTuning';
 import { dbTimestamp } from '../../src/db/time';
 import { indexPending } from '../../src/db/wordIndex';
-import { createTestDatabase, dialect, type TestDatabase } from '../helpers/db';
+import { NEWEST_FIRST as order } from '../helpers/scan';
+import { createTestDatabase, dialect, logStatements, type TestDatabase } from '../helpers/db';
 import { fixtures } from '../helpers/fixtures';
 
 // A search's matches are read from the index once: the count is their number and the page is
@@ -15,16 +14,12 @@ const TERM = 'quillwort';
 const ROWS = 40;
 /** Every third record holds the term. */
 const holds = (i: number) => i % 3 === 0;
-const order = [
-  { column: 'created_at', desc: true },
-  { column: 'id', desc: true },
-] as unknown as OrderKey[];
 
 let t: TestDatabase;
-let statements: string[] = [];
+let statements: string[];
 beforeAll(async () => {
   t = await createTestDatabase();
-  t.db.on('query', (q: Knex.Sql) => statements.push(q.sql));
+  statements = logStatements(t.db);
 });
 afterAll(() => t.drop());
 
@@ -44,7 +39,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     // Indexed as the service's writes leave them (rows inserted by SQL stay pending on MySQL).
     if (dialect === 'mysql') await indexPending(t.db, name);
   });
-  beforeEach(() => (statements = []));
+  beforeEach(() => void (statements.length = 0));
 
   const readsOfIndex = () => statements.filter((sql) => /match/i.test(sql));
 
@@ -69,7 +64,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     const walkPerMatch = searchTuning.walkPerMatch;
     searchTuning.walkPerMatch = 0;
     try {
-      statements = [];
+      statements.length = 0;
       const result = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 5 });
       expect(('rows' in result ? result.rows : []).map((r) => Number(r.id))).toEqual(want.slice(0, 5));
       expect(statements[statements.length - 1]).not.toMatch(/force index/i);

@@ -1,6 +1,6 @@
-import type { OrderKey } from '../../src/db/order';
 import { insertRecord, listRecords, seekRecords } from '../../src/db/records';
 import { dbTimestamp } from '../../src/db/time';
+import { NEWEST_FIRST as order } from '../helpers/scan';
 import { createTestDatabase, dialect, type TestDatabase } from '../helpers/db';
 
 // A search may take several statements (the index's lookups, the count, the page): together they
@@ -11,10 +11,6 @@ const QUERY_TIMEOUT_MS = 5000;
 /** How long each statement is held up before it runs, so that the budget visibly shrinks. */
 const STALL_MS = 40;
 const spec = { table: 'posts', searchFields: ['title', 'content'] };
-const order = [
-  { column: 'created_at', desc: true },
-  { column: 'id', desc: true },
-] as unknown as OrderKey[];
 
 let t: TestDatabase;
 /** The timeout of each statement run, in order, as knex reports it when it sends one. */

@@ -3,13 +3,12 @@ import { randomBytes } from 'node:crypto';
 import { parseDatabaseUrl } from '../../src/config';
 import { type Db, ensureMysqlDatabase, openDb } from '../../src/db/connection';
 import { migrateDatabase } from '../../src/db/migrations';
-import type { OrderKey } from '../../src/db/order';
 import { listRecords } from '../../src/db/records';
 import { parseSearch } from '../../src/db/search';
 import { wordTables } from '../../src/db/wordIndex';
 import { createTestDatabase, dialect, type TestDatabase } from '../helpers/db';
 import { canRunMariadb, type PrivateMariadb, startPrivateMariadb } from '../helpers/mariadb';
-import { scannedIds } from '../helpers/scan';
+import { NEWEST_FIRST as order, scannedIds } from '../helpers/scan';
 
 // The index lives in the same transactions as the rows: a writer killed with SIGKILL in the
 // middle of its writes (SQLite), or a database server killed with SIGKILL under a writer (MySQL:
@@ -17,10 +16,6 @@ import { scannedIds } from '../helpers/scan';
 // exactly what a scan answers.
 
 const spec = { table: 'posts', searchFields: ['title', 'content'] };
-const order = [
-  { column: 'created_at', desc: true },
-  { column: 'id', desc: true },
-] as unknown as OrderKey[];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function startWriter(target: string) {

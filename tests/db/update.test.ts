@@ -1,10 +1,9 @@
-import type { Knex } from 'knex';
 import { collections } from '../../src/collections';
 import { findRecord, insertRecord, updateRecord, type Row } from '../../src/db/records';
 import { dbTimestamp } from '../../src/db/time';
 import { recordSerializer } from '../../src/handlers/serialize';
 import { loadSpec } from '../../src/spec';
-import { createTestDatabase, type TestDatabase } from '../helpers/db';
+import { createTestDatabase, logStatements, type TestDatabase } from '../helpers/db';
 import { fixtures } from '../helpers/fixtures';
 
 // An update is a read and a write on the condition that the version is still the one read; the
@@ -13,10 +12,10 @@ import { fixtures } from '../helpers/fixtures';
 
 const spec = loadSpec();
 let t: TestDatabase;
-let statements: string[] = [];
+let statements: string[];
 beforeAll(async () => {
   t = await createTestDatabase();
-  t.db.on('query', (q: Knex.Sql) => statements.push(q.sql));
+  statements = logStatements(t.db);
 });
 afterAll(() => t.drop());
 
@@ -41,7 +40,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
 
   test('a change to fields that are not searched: two statements, no transaction, the stored record answered', async () => {
     const row = await insert(name, { ...f.defaults, ...f.valid(++serial) });
-    statements = [];
+    statements.length = 0;
     const updated = await updateRecord(t.db, name, row.id as number, { ...unsearched, updated_at: dbTimestamp() });
     expect(statements).toHaveLength(2);
     expect(statements.some(isBegin)).toBe(false);
@@ -60,7 +59,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     const row = await insert(name, { ...f.defaults, ...f.valid(++serial) });
     // Each writer's own mark: its updated_at.
     const stamps = Array.from({ length: 20 }, (_, i) => dbTimestamp(Date.UTC(2030, 0, 1, 0, 0, i)));
-    statements = [];
+    statements.length = 0;
     const written = await Promise.all(stamps.map((at) => updateRecord(t.db, name, row.id as number, { ...unsearched, updated_at: at })));
     written.forEach((r, i) => expect(serialize(r!).updated_at).toBe(serialize({ ...row, updated_at: stamps[i] }).updated_at));
     expect(written.map((r) => r!.version).sort((a, b) => a - b)).toEqual(Array.from({ length: 20 }, (_, i) => i + 2));

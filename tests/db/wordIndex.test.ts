@@ -1,28 +1,22 @@
 import { createHash } from 'node:crypto';
-import type { OrderKey } from '../../src/db/order';
 import { insertRecord, listRecords } from '../../src/db/records';
 import { foldCollation } from '../../src/db/search';
 import { dbTimestamp } from '../../src/db/time';
 import { addWordGrams, foldSql, indexPending, wordTables } from '../../src/db/wordIndex';
-import { createTestDatabase, dialect, type TestDatabase } from '../helpers/db';
+import { createTestDatabase, dialect, logStatements, type TestDatabase } from '../helpers/db';
 import { fixtures } from '../helpers/fixtures';
-import { scannedIds } from '../helpers/scan';
+import { NEWEST_FIRST as order, scannedIds } from '../helpers/scan';
 
 // MySQL's vocabulary keeps each word's trigrams (as the scan folds the word), so that a search
 // term's words are found by probes of the gram table instead of a scan of every word. Whoever
 // adds a word, its trigrams are there in the same statement; a word holding every trigram of a
 // term but not the term itself is still no match.
 
-const order = [
-  { column: 'created_at', desc: true },
-  { column: 'id', desc: true },
-] as unknown as OrderKey[];
-
 let t: TestDatabase;
-let statements: string[] = [];
+let statements: string[];
 beforeAll(async () => {
   t = await createTestDatabase();
-  t.db.on('query', (q: { sql: string }) => statements.push(q.sql));
+  statements = logStatements(t.db);
 });
 afterAll(() => t.drop());
 
@@ -80,7 +74,7 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   test('a term is looked up by its trigrams, and a word with all of them but not the term is no match', async () => {
     const holds = await insert('zqabcdq');
     await insert('zqabcxbcdq');
-    statements = [];
+    statements.length = 0;
     const result = await listRecords(t.db, spec, { terms: ['ABCD'], filters: [], order, page: 1, pageSize: 10 });
     expect(statements.some((sql) => sql.includes(wordTables(name).grams))).toBe(true);
     expect(result).toMatchObject({ count: 1 });

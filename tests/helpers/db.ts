@@ -31,6 +31,13 @@ export async function createTestDatabase(pool?: PoolConfig, log?: DbLog): Promis
   return { config, db, drop: () => dropTestDatabase(config, db) };
 }
 
+/** The SQL of every statement `db` sends from now on, in order; `.length = 0` clears it. */
+export function logStatements(db: Db): string[] {
+  const log: string[] = [];
+  db.on('query', (q: { sql: string }) => log.push(q.sql));
+  return log;
+}
+
 /** A config for a database that does not exist yet (test names are prefixed records_test_). */
 export function freshConfig(): DatabaseConfig {
   const suffix = `${process.pid}_${randomBytes(4).toString('hex')}`;

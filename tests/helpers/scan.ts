@@ -1,3 +1,4 @@
+import type { OrderKey } from '../../src/db/order';
 import { type Db, isMysql } from '../../src/db/connection';
 import { wordTables } from '../../src/db/wordIndex';
 import { applySearch, foldCollation } from '../../src/db/search';
@@ -21,3 +22,9 @@ export async function pendingCount(db: Db, table: string): Promise<number> {
   const [{ n }] = await db(wordTables(table).pending).count({ n: '*' });
   return Number(n);
 }
+
+/** The default order, newest first (what scannedIds gives), as the list pipeline takes it. */
+export const NEWEST_FIRST = [
+  { column: 'created_at', desc: true },
+  { column: 'id', desc: true },
+] as unknown as OrderKey[];
