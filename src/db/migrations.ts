@@ -3,6 +3,7 @@ import { randomBytes } from 'node:crypto';
 import type { DatabaseConfig } from '../config';
 import { type Db, type DbLog, DEFAULT_POOL, isMysql, openDb } from './connection';
 import { withMigrationLease } from './lease';
+import { retrying } from './retry';
 import { indexTable, sqliteIndexStatements } from './searchIndex';
 import { addWordGrams, addWordIndex, mysqlDropStatements, wordTables } from './wordIndex';
 import { addCounterRows, addCountTriggers, dropCountTriggers, tableDefaults } from './tables';
@@ -226,12 +227,17 @@ export async function migrate(db: Db): Promise<void> {
     });
     return;
   }
-  await withMigrationLease(db, async () => {
-    // Knex's own flag is only ever taken under the lease; one left set by an instance that
-    // died mid-migration would otherwise block every later start.
-    if (await db.schema.hasTable('knex_migrations_lock')) await db('knex_migrations_lock').update({ is_locked: 0 });
-    await db.migrate.latest(config);
-  });
+  await withMigrationLease(db, () =>
+    // On Galera the previous holder's writes (knex's lock row) may not be applied on this node
+    // yet: this holder's first write to them then loses certification, reported as a deadlock
+    // at COMMIT, and is rolled back. Run again, it finds them applied.
+    retrying(async () => {
+      // Knex's own flag is only ever taken under the lease; one left set by an instance that
+      // died mid-migration would otherwise block every later start.
+      if (await db.schema.hasTable('knex_migrations_lock')) await db('knex_migrations_lock').update({ is_locked: 0 });
+      await db.migrate.latest(config);
+    }),
+  );
 }
 async function retryWhileBusy(run: () => Promise<unknown>): Promise<void> {
   const deadline = Date.now() + LOCK_WAIT_SECONDS * 1000;

@@ -67,6 +67,28 @@ test('every table has a primary key', async () => {
 });
 
 const mysqlOnly = dialect === 'mysql' ? describe : describe.skip;
+
+mysqlOnly('a write conflict (how Galera reports a node that had not applied the last holder yet)', () => {
+  test('the migration step is run again, and the start goes on', async () => {
+    let tries = 0;
+    // The instance's pool, but its migrator's first run is refused as Galera refuses it.
+    const conflicted = new Proxy(dbs[0], {
+      get(target, prop, receiver) {
+        if (prop !== 'migrate') return Reflect.get(target, prop, receiver) as unknown;
+        return {
+          latest: (c: unknown) => {
+            if (tries++ === 0)
+              return Promise.reject(Object.assign(new Error('Deadlock found when trying to get lock'), { code: 'ER_LOCK_DEADLOCK' }));
+            return target.migrate.latest(c as Parameters<typeof target.migrate.latest>[0]);
+          },
+        };
+      },
+    });
+    await migrate(conflicted);
+    expect(tries).toBe(2);
+  });
+});
+
 mysqlOnly('the migration lease', () => {
   test('holders never overlap', async () => {
     let inside = 0;
