@@ -220,7 +220,7 @@ interface TarnPool {
   max: number;
 }
 
-export function isMysql(db: Db | Knex.Transaction): boolean {
+export function isMysql(db: Db | Knex.Transaction | Knex.QueryBuilder): boolean {
   return (db.client as Knex.Client).config.client === 'mysql2';
 }
 

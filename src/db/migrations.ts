@@ -3,9 +3,10 @@ import { randomBytes } from 'node:crypto';
 import type { DatabaseConfig } from '../config';
 import { type Db, type DbLog, DEFAULT_POOL, isMysql, openDb } from './connection';
 import { withMigrationLease } from './lease';
+import { orderIndexName } from './order';
 import { retrying } from './retry';
 import { indexTable, sqliteIndexStatements } from './searchIndex';
-import { addWordGrams, addWordIndex, mysqlDropStatements, wordTables } from './wordIndex';
+import { addWordGrams, addWordIndex, mysqlDropStatements, mysqlGramDropStatements } from './wordIndex';
 import { addCounterRows, addCountTriggers, dropCountTriggers, tableDefaults } from './tables';
 import { collections } from '../collections';
 
@@ -21,7 +22,7 @@ function recordTable(db: Knex, name: string, columns: (t: Knex.CreateTableBuilde
     t.datetime('created_at', { precision: 3 }).notNullable();
     t.datetime('updated_at', { precision: 3 }).notNullable();
     // Serves the default order (newest first, id as tie-breaker) without a sort.
-    t.index(['created_at', 'id'], `${name}_created_at_id_index`);
+    t.index(['created_at', 'id'], orderIndexName(name));
   });
 }
 
@@ -184,11 +185,7 @@ migrations['20261123_007_word_grams'] = {
   },
   async down(db) {
     if (!isMysql(db)) return;
-    for (const table of RECORD_TABLES) {
-      const { words, grams } = wordTables(table);
-      await db.raw('DROP TRIGGER IF EXISTS ??', [`${words}_grams`]);
-      await db.raw('DROP TABLE IF EXISTS ??', [grams]);
-    }
+    for (const table of RECORD_TABLES) for (const sql of mysqlGramDropStatements(table)) await db.raw(sql);
   },
 };
 

@@ -1,5 +1,13 @@
 import type { Knex } from 'knex';
 
+/**
+ * The index of the default order (created_at, id: newest first, id as tie-breaker) that every
+ * record table has; search names it to walk it (searchIndex.ts).
+ */
+export function orderIndexName(table: string): string {
+  return `${table}_created_at_id_index`;
+}
+
 /** A sort key. `rank` sorts an enumerated column by its position in that list, not by its text. */
 export interface OrderKey {
   column: string;

@@ -68,7 +68,7 @@ async function firstKnownCollation(db: Db | Knex.Transaction): Promise<string | 
  * comes from the fixed list above.
  */
 export function applySearch(query: Knex.QueryBuilder, fields: readonly string[], terms: readonly string[], collation?: string): void {
-  if (query.client.config.client === 'better-sqlite3') {
+  if (!isMysql(query)) {
     // The same predicate in one call of the fold (JavaScript, connection.ts) per field: with
     // INSTR(LOWER(..)), each folded text went back to SQLite to be searched there, and a row
     // cost 7.7 µs instead of 5.1.

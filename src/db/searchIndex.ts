@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { type Db, isMysql, searchFold } from './connection';
+import { orderIndexName } from './order';
 import { applySearch, foldCollation } from './search';
 import { indexedFields } from './wordIndex';
 import { searchTuning } from './searchTuning';
@@ -95,9 +96,6 @@ export interface SearchPlan {
   walkLimit(count: number): number;
 }
 
-/** The index of the default order (created_at, id), which every record table has (tables.ts). */
-const orderIndex = (table: string) => `${table}_created_at_id_index`;
-
 /**
  * How this database answers these terms: on SQLite, terms of 3 characters or more by the trigram
  * index (as a phrase, or by their rarest trigrams and then the scan's predicate: trigrams.ts) and
@@ -113,7 +111,7 @@ export async function planSearch(
     const among = (q: Knex.QueryBuilder, ids: readonly number[], walk: boolean) => {
       // MySQL picks the order's index for a long IN list only when told (measured: 10 ms against
       // 55-70 for 8,276 ids of 1,000,000 posts, where it looked each up and sorted them).
-      if (walk) q.from(db.raw('?? FORCE INDEX (??)', [table, orderIndex(table)]));
+      if (walk) q.from(db.raw('?? FORCE INDEX (??)', [table, orderIndexName(table)]));
       q.whereIn(`${table}.id`, ids);
     };
     const walkLimit = (count: number) => searchTuning.walkPerMatch * count;

@@ -4,6 +4,7 @@ import type { Collection } from '../collections';
 import { loadSpec } from '../spec';
 import { isMysql } from './connection';
 import { COUNT_SLOTS } from './counts';
+import { orderIndexName } from './order';
 import { indexTable, sqliteIndexStatements } from './searchIndex';
 import { addWordGrams, addWordIndex, mysqlDropStatements } from './wordIndex';
 
@@ -99,7 +100,7 @@ export async function createRecordTable(db: Knex, c: Collection, spec: OpenAPIV3
     t.datetime('updated_at', { precision: 3 }).notNullable();
     t.integer('version').notNullable().defaultTo(1);
     // Serves the default order (newest first, id as tie-breaker) without a sort.
-    t.index(['created_at', 'id'], `${c.name}_created_at_id_index`);
+    t.index(['created_at', 'id'], orderIndexName(c.name));
   });
   await addCounterRows(db, c.name);
   await addCountTriggers(db, c.name);

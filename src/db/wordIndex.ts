@@ -129,12 +129,17 @@ export async function addWordGrams(db: Knex, table: string): Promise<void> {
   for (const sql of mysqlGramStatements(table)) await db.raw(sql);
 }
 
+export function mysqlGramDropStatements(table: string): string[] {
+  const t = wordTables(table);
+  return [`DROP TRIGGER IF EXISTS \`${t.words}_grams\``, `DROP TABLE IF EXISTS \`${t.grams}\``];
+}
+
 export function mysqlDropStatements(table: string): string[] {
   const t = wordTables(table);
   return [
     ...['insert', 'update', 'delete'].map((e) => `DROP TRIGGER IF EXISTS \`${table}_search_${e}\``),
-    `DROP TRIGGER IF EXISTS \`${t.words}_grams\``,
-    ...[t.docs, t.grams, t.words, t.pending].map((name) => `DROP TABLE IF EXISTS \`${name}\``),
+    ...mysqlGramDropStatements(table),
+    ...[t.docs, t.words, t.pending].map((name) => `DROP TABLE IF EXISTS \`${name}\``),
   ];
 }
 
