@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from './connection';
 import { applySearch } from './search';
+import { trigramsOf } from './trigrams';
 import { foldSql, GRAM, wordCode, wordTables } from './wordIndex';
 
 /**
@@ -42,14 +43,6 @@ function piecePredicate(place: Place, word: string, term: string): string {
   return `${word} = ${term}`;
 }
 
-/** The distinct trigrams of a folded text, as the gram table holds them (UTF-8 bytes). */
-function trigramsOf(folded: string): Buffer[] {
-  const chars = [...folded];
-  const grams = new Set<string>();
-  for (let i = 0; i + GRAM <= chars.length; i++) grams.add(chars.slice(i, i + GRAM).join(''));
-  return [...grams].map((g) => Buffer.from(g, 'utf8'));
-}
-
 /**
  * Vocabulary ids of the tokens that hold `piece` as `place` says, under the scan's fold; at most
  * MAX_WORDS + 1. A piece of 3 characters or more: the words holding all its trigrams (a few
@@ -62,7 +55,8 @@ async function lookUp(db: Db, table: string, piece: string, place: Place, collat
   let short: Knex.QueryBuilder;
   if ([...piece].length >= GRAM) {
     const [{ folded }] = await db.select<{ folded: string }[]>(db.raw(`${term} AS ??`, [piece, 'folded']));
-    const wanted = trigramsOf(folded);
+    // As the gram table holds them: UTF-8 bytes.
+    const wanted = trigramsOf(folded).map((g) => Buffer.from(g, 'utf8'));
     const holding = db(grams).select('word_id').whereIn('gram', wanted).groupBy('word_id').havingRaw('COUNT(*) = ?', [wanted.length]);
     short = db
       .select('w.id')
