@@ -1,8 +1,8 @@
 // `npm run search-index`: on MySQL, indexes the records that the word index lists as pending
-// (src/db/wordIndex.ts): those a table held when migration 006 made its index, and any written
-// around the service (SQL by hand, a bulk load stopped before it indexed). Search is exact
-// meanwhile (pending records are checked with the scan's predicate), only slower. Resumable:
-// each batch is one transaction. On SQLite there is nothing to do (its triggers index).
+// (src/db/wordIndex.ts) at once: those a table held when migration 006 or 008 made its index,
+// and any written since that no running service has indexed yet. Search is exact meanwhile
+// (pending records are checked with the scan's predicate), only slower. Resumable: each batch is
+// one transaction. On SQLite there is nothing to do (its triggers index).
 import { parseArgs } from 'node:util';
 import { collections } from '../src/collections';
 import { ConfigError, loadConfig } from '../src/config';

@@ -1,7 +1,8 @@
 import { createApp } from './app';
 import { inWorker, reportReady, reportStartFailure, superviseWorkers, workerId } from './cluster';
 import { type Config, ConfigError, loadConfig } from './config';
-import { withQueryTimeout, ensureMysqlDatabase, openDb } from './db/connection';
+import { withQueryTimeout, ensureMysqlDatabase, isMysql, openDb } from './db/connection';
+import { startIndexer } from './db/indexer';
 import { migrateDatabase } from './db/migrations';
 import { drainable, listen } from './http/server';
 import { createLogger, flushLogs, type Logger } from './logger';
@@ -40,6 +41,9 @@ async function main(): Promise<void> {
     });
   }
   const db = withQueryTimeout(openDb(config.database, config.pool, dbLog), config.pool.queryTimeoutMs);
+  const indexer = isMysql(db)
+    ? startIndexer(db, { onError: (err) => logger.warn({ err }, 'the search indexer failed; pending records are scanned meanwhile') })
+    : undefined;
   // Redis only counts for the rate limit; without one it is not connected to, nor its client
   // loaded (a few MB of heap that every process would carry).
   const redis =
@@ -75,6 +79,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.shutdownTimeoutMs).unref();
     const drained = await drain.shutdown(config.shutdownTimeoutMs);
+    await indexer?.stop();
     await Promise.all([db.destroy(), redis?.close()]);
     if (!drained) logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'requests were still running at the shutdown timeout');
     else logger.info('stopped');

@@ -6,7 +6,7 @@ import { withMigrationLease } from './lease';
 import { orderIndexName } from './order';
 import { retrying } from './retry';
 import { indexTable, sqliteIndexStatements } from './searchIndex';
-import { addWordGrams, addWordIndex, mysqlDropStatements, mysqlGramDropStatements } from './wordIndex';
+import { addWordGrams, addWordIndex, mysqlDropStatements, mysqlGramDropStatements, remakeDocs, wordTables } from './wordIndex';
 import { addCounterRows, addCountTriggers, dropCountTriggers, tableDefaults } from './tables';
 import { collections } from '../collections';
 
@@ -186,6 +186,36 @@ migrations['20261123_007_word_grams'] = {
   async down(db) {
     if (!isMysql(db)) return;
     for (const table of RECORD_TABLES) for (const sql of mysqlGramDropStatements(table)) await db.raw(sql);
+  },
+};
+
+migrations['20261124_008_own_doc_ids'] = {
+  // MySQL: the docs tables made again with doc ids of their own, and a delete trigger that leaves
+  // the record pending instead of removing its docs row: both lost records from the index after a
+  // crash of the server (wordIndex.ts says how). Every record is pending (searched by scan) until
+  // the service's background indexer, or `npm run search-index`, has indexed it again.
+  async up(db) {
+    if (!isMysql(db)) return;
+    for (const table of RECORD_TABLES) await remakeDocs(db, table);
+  },
+  async down(db) {
+    if (!isMysql(db)) return;
+    // As migration 006 made them.
+    for (const table of RECORD_TABLES) {
+      const { docs, pending } = wordTables(table);
+      await db.raw('DROP TRIGGER IF EXISTS ??', [`${table}_search_delete`]);
+      await db.raw('DROP TABLE IF EXISTS ??', [docs]);
+      await db.raw(
+        'CREATE TABLE ?? (id BIGINT UNSIGNED NOT NULL PRIMARY KEY, codes LONGTEXT NOT NULL, FULLTEXT KEY ?? (codes)) ' +
+          'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin',
+        [docs, `${docs}_codes`],
+      );
+      await db.raw(
+        'CREATE TRIGGER ?? AFTER DELETE ON ?? FOR EACH ROW BEGIN DELETE FROM ?? WHERE id = OLD.id; DELETE FROM ?? WHERE id = OLD.id; END',
+        [`${table}_search_delete`, table, docs, pending],
+      );
+      await db.raw('INSERT IGNORE INTO ?? (id) SELECT id FROM ??', [pending, table]);
+    }
   },
 };
 

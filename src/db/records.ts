@@ -8,7 +8,8 @@ import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
 import { planSearch } from './searchIndex';
 import { compiledRows, PARAM } from './statements';
-import { indexedFields, indexRows, wordTables } from './wordIndex';
+import { pendingWritten } from './indexer';
+import { indexedFields } from './wordIndex';
 
 /** The pool, or a transaction on it. */
 export type Queryable = Db | Knex.Transaction;
@@ -144,18 +145,9 @@ export async function findRecord(db: Queryable, table: string, id: number): Prom
  * which the serializer formats).
  */
 export async function insertRecord(db: Queryable, table: string, values: Values): Promise<Row> {
-  const fields = mysqlIndexed(db, table);
-  // On MySQL the record and its index entry go in one transaction (SQLite's triggers index it).
-  if (fields && !inTransaction(db)) return db.transaction((trx) => insertRecord(trx, table, values));
   const [id] = await db(table).insert(values);
-  const row = { ...values, id: Number(id), version: 1 };
-  if (fields) await indexRows(db, table, fields, [row]);
-  return row;
-}
-
-/** The search fields that this write must index itself: MySQL's word index (wordIndex.ts). */
-function mysqlIndexed(db: Queryable, table: string): readonly string[] | undefined {
-  return isMysql(db) ? indexedFields(table) : undefined;
+  wordsChanged(db, table);
+  return { ...values, id: Number(id), version: 1 };
 }
 
 /**
@@ -170,10 +162,8 @@ export type VersionCondition = { versions?: readonly number[] };
  * Outside a transaction, most updates take two statements: read the row, then write it on the
  * condition that its version is still the one read, and answer with the row as written (the
  * columns store values as given, see insertRecord). A transaction with its read-back took four
- * round trips, each about as costly to the service as a whole get by id. The transaction stays
- * for what the two statements cannot do alone: another write landing between them, or work
- * for MySQL's word index (new search text, or a record that SQL around the service left
- * pending), which must be in the write's transaction.
+ * round trips, each about as costly to the service as a whole get by id; it stays for another
+ * write landing between the two.
  */
 export async function updateRecord(
   db: Queryable,
@@ -182,26 +172,24 @@ export async function updateRecord(
   values: Values,
   condition: VersionCondition = {},
 ): Promise<Row | undefined> {
-  if (inTransaction(db)) return updateLocked(db, table, id, values, condition);
-  const fields = mysqlIndexed(db, table);
-  const found = fields
-    ? await readWithPending(db, table, id)
-    : await findRecord(db, table, id).then((row) => row && { row, pending: false });
-  if (!found) return undefined;
-  const { row: before, pending } = found;
+  const row = inTransaction(db) ? await updateLocked(db, table, id, values, condition) : await updateRead(db, table, id, values, condition);
+  if (row) wordsChanged(db, table);
+  return row;
+}
+
+async function updateRead(db: Db, table: string, id: number, values: Values, condition: VersionCondition): Promise<Row | undefined> {
+  const before = await findRecord(db, table, id);
+  if (!before) return undefined;
   if (condition.versions && !condition.versions.includes(before.version)) return undefined;
-  const indexing = pending || (fields ?? []).some((f) => values[f] !== undefined && values[f] !== before[f]);
-  if (!indexing) {
-    const version = before.version + 1;
-    const changed = await db(table)
-      .where({ id, version: before.version })
-      .update({ ...values, version });
-    if (changed) return { ...before, ...values, version };
-  }
+  const version = before.version + 1;
+  const changed = await db(table)
+    .where({ id, version: before.version })
+    .update({ ...values, version });
+  if (changed) return { ...before, ...values, version };
   return db.transaction((trx) => updateLocked(trx, table, id, values, condition));
 }
 
-/** The update inside a transaction: the write, then the read-back (and the word index on MySQL). */
+/** The update inside a transaction: the write, then the read-back. */
 async function updateLocked(
   db: Knex.Transaction,
   table: string,
@@ -213,41 +201,22 @@ async function updateLocked(
   if (condition.versions) query.whereIn('version', [...condition.versions]);
   const changed = await query.update({ ...values, version: db.raw('?? + 1', ['version']) });
   if (!changed) return undefined;
-  const fields = mysqlIndexed(db, table);
-  if (!fields) return findRecord(db, table, id);
-  // The read-back also says whether the record is pending in the word index: the update trigger
-  // lists it exactly when a search field's value changed (a bulk load leaves it listed too).
-  // A record not listed has an index entry that matches it, so the three or four statements of
-  // re-indexing are skipped: a PATCH of other fields, or one that sends the same text again.
-  const found = await readWithPending(db, table, id);
-  if (!found) return undefined;
-  const { pending, row } = found;
-  if (pending) await indexRows(db, table, fields, [row]);
-  return row;
+  return findRecord(db, table, id);
 }
 
-/** The row, and whether the word index lists it as pending (MySQL), in one statement. */
-async function readWithPending(db: Queryable, table: string, id: number): Promise<{ row: Row; pending: boolean } | undefined> {
-  const { pending } = wordTables(table);
-  const [found] = await compiledRows<Row & { [PENDING]?: number | string }>(
-    db,
-    `read with pending ${table}`,
-    (q) =>
-      q(table)
-        .where(`${table}.id`, PARAM)
-        .first(`${table}.*`, q.raw('EXISTS (SELECT 1 FROM ?? WHERE ?? = ??) AS ??', [pending, `${pending}.id`, `${table}.id`, PENDING])),
-    [id],
-  );
-  if (!found) return undefined;
-  const { [PENDING]: flag, ...row } = found;
-  return { row, pending: Number(flag) === 1 };
+/**
+ * Tells the background indexer that this write may have left a record pending in MySQL's word
+ * index (its triggers list every new, re-texted or deleted record; the indexer alone writes the
+ * index: wordIndex.ts says why). SQLite's triggers keep its index in the write's own statement.
+ */
+function wordsChanged(db: Queryable, table: string): void {
+  if (isMysql(db) && indexedFields(table)) pendingWritten(table);
 }
-
-/** readWithPending's extra column (no record table has a column of this name). */
-const PENDING = '__search_pending';
 
 export async function deleteRecord(db: Queryable, table: string, id: number, condition: VersionCondition = {}): Promise<boolean> {
   const query = db(table).where({ id });
   if (condition.versions) query.whereIn('version', [...condition.versions]);
-  return (await query.delete()) > 0;
+  const deleted = (await query.delete()) > 0;
+  if (deleted) wordsChanged(db, table);
+  return deleted;
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
 import { collections } from '../collections';
 import { inTransaction } from './connection';
+import { retrying } from './retry';
 import { foldCollation } from './search';
 
 /**
@@ -13,11 +14,23 @@ import { foldCollation } from './search';
  *   white space only) with an id. Never folded here: search folds it with the scan's own fold.
  * - `<table>_search_docs`: per record, the codes (`x` + base36 word id) of the distinct tokens of
  *   all its search fields, under a FULLTEXT index.
- * - `<table>_search_pending`: ids of records whose docs row may be out of date. Triggers add
- *   every inserted record and every update of a search field, inside the writing statement; the
- *   service's writes index the record in the same transaction and remove it again. Rows written
- *   any other way (bulk loads, SQL by hand) stay pending until indexed, and search checks
- *   pending records with the scan's predicate: the index is exact whoever writes.
+ * - `<table>_search_pending`: ids of records whose docs row may be out of date. Triggers list
+ *   every inserted, deleted, or re-texted record, inside the writing statement; search checks
+ *   pending records with the scan's predicate (and ignores their docs rows), so the index is
+ *   exact whoever writes. Only `indexPending` writes docs rows (the service's background indexer,
+ *   seed, import, `npm run search-index`), a batch per transaction that also takes the batch off
+ *   the list.
+ *
+ * Why the writes themselves never touch docs rows (each seen in tests that kill -9 the server
+ * under a writer): InnoDB records a FULLTEXT row's removal (its doc id in the index's DELETED
+ * table) in a transaction of its own that commits before the writing one, so a crash between the
+ * two left a live row that the index never returned again; and rows committed by concurrent
+ * transactions in the first second after a restart were missing from the index (its in-memory
+ * cache is rebuilt lazily then). Now a lost batch leaves its records pending (still scanned, and
+ * indexed again under new doc ids), and indexers take turns. The doc ids are a column of ours,
+ * AUTO_INCREMENT, because InnoDB's hidden ones are handed out again after a crash from the
+ * highest left in the table: after the newest rows were deleted, new rows got the deleted ids and
+ * the index never returned them.
  *
  * Folding maps character to character and never makes or removes white space, so a term without
  * white space that occurs in a field's folded text occurs inside one folded token: the docs of
@@ -70,31 +83,48 @@ export function indexedFields(table: string): readonly string[] | undefined {
   return fieldsByTable.get(table);
 }
 
+const TABLE_OPTIONS = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin';
+
 /** SQL of the index's tables and triggers for one table (migration 006, createRecordTable). */
 export function mysqlIndexStatements(table: string, fields: readonly string[]): string[] {
   const t = wordTables(table);
   const q = (name: string) => `\`${name}\``;
-  const options = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin';
+  const options = TABLE_OPTIONS;
   const unchanged = fields.map((f) => `NEW.${q(f)} <=> OLD.${q(f)}`).join(' AND ');
-  const pend = (row: string) => `INSERT INTO ${q(t.pending)} (id) VALUES (${row}.id) ON DUPLICATE KEY UPDATE id = id`;
   return [
-    // Codes are all the index sees: no stopword (none has our shape, but a list may be configured).
-    'SET SESSION innodb_ft_enable_stopword = OFF',
     // `folded`: the word as the scan folds it, for the look-ups of search terms (a scan of this
     // narrow index); NULL for words too long for it, which are folded at look-up instead.
     `CREATE TABLE ${q(t.words)} (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, hash BINARY(32) NOT NULL, ` +
       `word LONGTEXT NOT NULL, folded VARCHAR(${FOLDED_LENGTH}) NULL, UNIQUE KEY ${q(`${t.words}_hash_unique`)} (hash), ` +
       `KEY ${q(`${t.words}_folded`)} (folded)) ${options}`,
-    `CREATE TABLE ${q(t.docs)} (id BIGINT UNSIGNED NOT NULL PRIMARY KEY, codes LONGTEXT NOT NULL, ` +
-      `FULLTEXT KEY ${q(`${t.docs}_codes`)} (codes)) ${options}`,
     `CREATE TABLE ${q(t.pending)} (id BIGINT UNSIGNED NOT NULL PRIMARY KEY) ${options}`,
-    `CREATE TRIGGER ${q(`${table}_search_insert`)} AFTER INSERT ON ${q(table)} FOR EACH ROW ${pend('NEW')}`,
+    `CREATE TRIGGER ${q(`${table}_search_insert`)} AFTER INSERT ON ${q(table)} FOR EACH ROW ${pendingInsert(t, 'NEW')}`,
     `CREATE TRIGGER ${q(`${table}_search_update`)} AFTER UPDATE ON ${q(table)} FOR EACH ROW ` +
-      `IF NOT (${unchanged}) THEN ${pend('NEW')}; END IF`,
-    `CREATE TRIGGER ${q(`${table}_search_delete`)} AFTER DELETE ON ${q(table)} FOR EACH ROW BEGIN ` +
-      `DELETE FROM ${q(t.docs)} WHERE id = OLD.id; DELETE FROM ${q(t.pending)} WHERE id = OLD.id; END`,
+      `IF NOT (${unchanged}) THEN ${pendingInsert(t, 'NEW')}; END IF`,
+    ...mysqlDocsStatements(table),
+  ];
+}
+
+function pendingInsert(t: WordTables, row: string): string {
+  return `INSERT INTO \`${t.pending}\` (id) VALUES (${row}.id) ON DUPLICATE KEY UPDATE id = id`;
+}
+
+/**
+ * SQL of the docs table and the delete trigger, and every record listed as pending (migration
+ * 008 makes them again this way, see the comment at the top). A deleted record stays pending
+ * until `indexPending` removes its docs row.
+ */
+export function mysqlDocsStatements(table: string): string[] {
+  const t = wordTables(table);
+  const q = (name: string) => `\`${name}\``;
+  return [
+    // Codes are all the index sees: no stopword (none has our shape, but a list may be configured).
+    'SET SESSION innodb_ft_enable_stopword = OFF',
+    `CREATE TABLE ${q(t.docs)} (id BIGINT UNSIGNED NOT NULL PRIMARY KEY, FTS_DOC_ID BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, ` +
+      `codes LONGTEXT NOT NULL, UNIQUE KEY FTS_DOC_ID_INDEX (FTS_DOC_ID), FULLTEXT KEY ${q(`${t.docs}_codes`)} (codes)) ${TABLE_OPTIONS}`,
+    `CREATE TRIGGER ${q(`${table}_search_delete`)} AFTER DELETE ON ${q(table)} FOR EACH ROW ${pendingInsert(t, 'OLD')}`,
     // Records already there: pending until indexed (addWordIndex).
-    `INSERT INTO ${q(t.pending)} (id) SELECT id FROM ${q(table)}`,
+    `INSERT IGNORE INTO ${q(t.pending)} (id) SELECT id FROM ${q(table)}`,
   ];
 }
 
@@ -150,14 +180,31 @@ export function mysqlDropStatements(table: string): string[] {
  * indexes them.
  */
 export async function addWordIndex(db: Knex, table: string, fields: readonly string[]): Promise<void> {
-  // One connection: the session setting must hold for the CREATE TABLE with the FULLTEXT key.
+  await onOneConnection(db, mysqlIndexStatements(table, fields));
+}
+
+/** Runs these statements on one connection (a session setting must hold for the CREATE TABLE). */
+async function onOneConnection(db: Knex, statements: readonly string[]): Promise<void> {
   // A migration already runs on one (its transaction); a savepoint inside it would be ended by
   // the DDL's implicit commit, which knex reports as a warning on every start.
   const run = async (conn: Knex) => {
-    for (const sql of mysqlIndexStatements(table, fields)) await conn.raw(sql);
+    for (const sql of statements) await conn.raw(sql);
   };
   if (inTransaction(db)) await run(db);
   else await db.transaction(run);
+}
+
+/**
+ * Makes a table's docs table and delete trigger again as mysqlDocsStatements says, every record
+ * pending until indexed (migration 008).
+ */
+export async function remakeDocs(db: Knex, table: string): Promise<void> {
+  const t = wordTables(table);
+  await onOneConnection(db, [
+    `DROP TRIGGER IF EXISTS \`${table}_search_delete\``,
+    `DROP TABLE IF EXISTS \`${t.docs}\``,
+    ...mysqlDocsStatements(table),
+  ]);
 }
 
 /** Rows of the vocabulary in one statement at most. */
@@ -206,34 +253,21 @@ async function wordIds(trx: Knex | Knex.Transaction, words: string, all: readonl
 
 export type IndexedRow = Record<string, unknown> & { id: number | string };
 
-/**
- * Indexes these records as they are now (their search fields' text), inside the caller's
- * transaction, and takes them off the pending list.
- */
-export async function indexRows(
-  trx: Knex | Knex.Transaction,
-  table: string,
-  fields: readonly string[],
-  rows: readonly IndexedRow[],
-): Promise<void> {
+async function insertDocs(trx: Knex | Knex.Transaction, table: string, fields: readonly string[], rows: readonly IndexedRow[]) {
   if (!rows.length) return;
   const t = wordTables(table);
   const perRow = rows.map((r) => [...new Set(fields.flatMap((f) => tokens(r[f])))]);
   const ids = await wordIds(trx, t.words, [...new Set(perRow.flat())]);
-  const docs = rows.map((r, i) => ({ id: r.id, codes: perRow[i].map((w) => wordCode(ids.get(w)!)).join(' ') }));
-  await trx(t.docs).insert(docs).onConflict('id').merge(['codes']);
-  await trx(t.pending)
-    .whereIn(
-      'id',
-      rows.map((r) => r.id),
-    )
-    .delete();
+  await trx(t.docs).insert(rows.map((r, i) => ({ id: r.id, codes: perRow[i].map((w) => wordCode(ids.get(w)!)).join(' ') })));
 }
 
 /**
- * Indexes every pending record of a table, a batch per transaction (after a bulk load, and for
- * the rows a table held when the index was made). Search is exact meanwhile: pending records are
- * checked by the scan's predicate. Returns how many were indexed.
+ * Brings the docs rows of pending records up to date, a batch per transaction: a new or changed
+ * record gets a new docs row (a new doc id), a deleted one loses its row, and each leaves the
+ * pending list in the same transaction. Indexers take turns: one waits at the first pending row
+ * another holds, so no two write a table's docs at once (see the comment at the top). Search is
+ * exact meanwhile: pending records are checked by the scan's predicate. Returns how many were
+ * indexed.
  */
 export async function indexPending(
   db: Knex,
@@ -246,17 +280,21 @@ export async function indexPending(
   const batch = options.batch ?? 1000;
   let done = 0;
   for (;;) {
-    const n = await db.transaction(async (trx) => {
-      const ids = (await trx(t.pending).orderBy('id').limit(batch).forUpdate().pluck('id')) as (number | string)[];
-      if (!ids.length) return 0;
-      const rows: IndexedRow[] = await trx(table)
-        .whereIn('id', ids)
-        .select('id', ...fields);
-      await indexRows(trx, table, fields, rows);
-      // Ids with no record left (deleted by SQL that skipped the trigger, as TRUNCATE does).
-      await trx(t.pending).whereIn('id', ids).delete();
-      return ids.length;
-    });
+    // Two indexers adding the same new words may deadlock (or conflict between Galera nodes):
+    // the batch is simply taken again.
+    const n = await retrying(() =>
+      db.transaction(async (trx) => {
+        const ids = (await trx(t.pending).orderBy('id').limit(batch).forUpdate().pluck('id')) as (number | string)[];
+        if (!ids.length) return 0;
+        const rows: IndexedRow[] = await trx(table)
+          .whereIn('id', ids)
+          .select('id', ...fields);
+        await trx(t.docs).whereIn('id', ids).delete();
+        await insertDocs(trx, table, fields, rows);
+        await trx(t.pending).whereIn('id', ids).delete();
+        return ids.length;
+      }),
+    );
     if (!n) return done;
     done += n;
     options.onProgress?.(done);

@@ -1,8 +1,10 @@
 // A process that writes posts without pause (create, update, delete) through the service's
-// database layer, to be killed mid-write by tests/db/searchIndex.crash.test.ts (or to lose its
-// server to a kill). Argument: the SQLite file, or a mysql:// URL.
+// database layer, with the service's background indexer on MySQL, to be killed mid-write by
+// tests/db/searchIndex.crash.test.ts (or to lose its server to a kill). Argument: the SQLite
+// file, or a mysql:// URL.
 import { parseDatabaseUrl } from '../../src/config';
-import { openDb } from '../../src/db/connection';
+import { isMysql, openDb } from '../../src/db/connection';
+import { startIndexer } from '../../src/db/indexer';
 import { deleteRecord, insertRecord, updateRecord } from '../../src/db/records';
 import { dbTimestamp } from '../../src/db/time';
 
@@ -11,6 +13,7 @@ const TEXTS = ['alpha ÉCOLE', 'bêta σοφός', 'gamma Straße', 'delta 🎉 
 async function main(): Promise<void> {
   const target = process.argv[2];
   const db = openDb(target.startsWith('mysql://') ? parseDatabaseUrl(target) : { client: 'sqlite', filename: target });
+  if (isMysql(db)) startIndexer(db, { sweepMs: 200 });
   let n = 0;
   process.stdout.write('ready\n');
   for (;;) {

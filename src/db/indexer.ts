@@ -1,0 +1,92 @@
+import type { Knex } from 'knex';
+import { collections } from '../collections';
+import { indexPending, wordTables } from './wordIndex';
+
+/**
+ * The service's background indexer on MySQL: applies the word index's pending list (records
+ * re-texted or deleted since their docs row was written) soon after each such write in this
+ * process, and sweeps every table now and then for what others left (SQL around the service,
+ * a write whose transaction committed after its nudge, a batch lost to a crash). Search is exact
+ * either way; this keeps the pending list, which every search also scans, short.
+ */
+export interface Indexer {
+  /** A write left `table` with pending records: index them soon. */
+  nudge(table: string): void;
+  /** Stops sweeping and waits for the batch under way. */
+  stop(): Promise<void>;
+}
+
+export interface IndexerOptions {
+  /** Milliseconds between sweeps of every table. */
+  sweepMs?: number;
+  /** Records per transaction. */
+  batch?: number;
+  /** The first failure of a run of them (the database away, say); the next success is quiet. */
+  onError?: (err: unknown) => void;
+}
+
+const running = new Set<Indexer>();
+
+/** Called by the record writes (records.ts): every indexer of this process hears of it. */
+export function pendingWritten(table: string): void {
+  for (const indexer of running) indexer.nudge(table);
+}
+
+const TABLES = collections.filter((c) => c.searchFields.length).map((c) => c.name);
+
+export function startIndexer(db: Knex, options: IndexerOptions = {}): Indexer {
+  const { sweepMs = 5000, batch = 500, onError } = options;
+  const due = new Set<string>();
+  let active: Promise<void> | undefined;
+  let stopped = false;
+  let failing = false;
+
+  async function drain(): Promise<void> {
+    while (due.size && !stopped) {
+      const [table] = due;
+      due.delete(table);
+      try {
+        // A look first: an empty list (most sweeps) costs one statement, not a transaction.
+        if (await db(wordTables(table).pending).first('id')) await indexPending(db, table, { batch });
+        failing = false;
+      } catch (err) {
+        if (!failing) onError?.(err);
+        failing = true;
+        // Left for the next sweep: retrying at once would spin while the database is away.
+        due.clear();
+      }
+    }
+  }
+
+  function run(): void {
+    if (active || stopped) return;
+    active = drain().finally(() => {
+      active = undefined;
+      if (due.size && !failing) run();
+    });
+  }
+
+  const sweep = setInterval(() => {
+    for (const table of TABLES) due.add(table);
+    run();
+  }, sweepMs);
+  sweep.unref();
+
+  const indexer: Indexer = {
+    nudge(table) {
+      due.add(table);
+      run();
+    },
+    async stop() {
+      stopped = true;
+      clearInterval(sweep);
+      running.delete(indexer);
+      await active;
+    },
+  };
+  running.add(indexer);
+  // What earlier runs left (a service stopped mid-batch, say).
+  for (const table of TABLES) due.add(table);
+  run();
+  return indexer;
+}
