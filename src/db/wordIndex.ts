@@ -212,8 +212,9 @@ const LOOKUP_CHUNK = 1000;
 
 /** The vocabulary ids of these tokens, adding those it lacks (inside the caller's transaction). */
 async function wordIds(trx: Knex | Knex.Transaction, words: string, all: readonly string[]): Promise<Map<string, number>> {
-  const collation = await foldCollation(trx);
   const ids = new Map<string, number>();
+  if (!all.length) return ids;
+  const collation = await foldCollation(trx);
   const byHash = new Map<string, string>();
   for (const w of all) byHash.set(hash(w).toString('hex'), w);
   // Sorted, so that writers adding the same new words lock them in one order (fewer deadlocks).
@@ -253,13 +254,33 @@ async function wordIds(trx: Knex | Knex.Transaction, words: string, all: readonl
 
 export type IndexedRow = Record<string, unknown> & { id: number | string };
 
-async function insertDocs(trx: Knex | Knex.Transaction, table: string, fields: readonly string[], rows: readonly IndexedRow[]) {
-  if (!rows.length) return;
+/**
+ * Writes the docs rows of these records. `known`: vocabulary ids read by earlier, committed
+ * batches (a word keeps its id until TRUNCATE); returns the ids this batch read or added, which
+ * the caller may keep once the batch has committed (a word added by a batch rolled back is gone).
+ */
+async function insertDocs(
+  trx: Knex | Knex.Transaction,
+  table: string,
+  fields: readonly string[],
+  rows: readonly IndexedRow[],
+  known: ReadonlyMap<string, number>,
+): Promise<Map<string, number>> {
+  if (!rows.length) return new Map();
   const t = wordTables(table);
   const perRow = rows.map((r) => [...new Set(fields.flatMap((f) => tokens(r[f])))]);
-  const ids = await wordIds(trx, t.words, [...new Set(perRow.flat())]);
-  await trx(t.docs).insert(rows.map((r, i) => ({ id: r.id, codes: perRow[i].map((w) => wordCode(ids.get(w)!)).join(' ') })));
+  const fresh = await wordIds(
+    trx,
+    t.words,
+    [...new Set(perRow.flat())].filter((w) => !known.has(w)),
+  );
+  const id = (w: string) => known.get(w) ?? fresh.get(w)!;
+  await trx(t.docs).insert(rows.map((r, i) => ({ id: r.id, codes: perRow[i].map((w) => wordCode(id(w))).join(' ') })));
+  return fresh;
 }
+
+/** Vocabulary ids kept by one indexPending call at most (a Zipf vocabulary repeats its words). */
+const KNOWN_WORDS = 500_000;
 
 /**
  * Brings the docs rows of pending records up to date, a batch per transaction: a new or changed
@@ -278,24 +299,27 @@ export async function indexPending(
   if (!fields) return 0;
   const t = wordTables(table);
   const batch = options.batch ?? 1000;
+  const known = new Map<string, number>();
   let done = 0;
   for (;;) {
     // Two indexers adding the same new words may deadlock (or conflict between Galera nodes):
     // the batch is simply taken again.
-    const n = await retrying(() =>
+    const { n, fresh } = await retrying(() =>
       db.transaction(async (trx) => {
         const ids = (await trx(t.pending).orderBy('id').limit(batch).forUpdate().pluck('id')) as (number | string)[];
-        if (!ids.length) return 0;
+        if (!ids.length) return { n: 0, fresh: new Map<string, number>() };
         const rows: IndexedRow[] = await trx(table)
           .whereIn('id', ids)
           .select('id', ...fields);
         await trx(t.docs).whereIn('id', ids).delete();
-        await insertDocs(trx, table, fields, rows);
+        const fresh = await insertDocs(trx, table, fields, rows, known);
         await trx(t.pending).whereIn('id', ids).delete();
-        return ids.length;
+        return { n: ids.length, fresh };
       }),
     );
     if (!n) return done;
+    if (known.size + fresh.size > KNOWN_WORDS) known.clear();
+    for (const [w, id] of fresh) known.set(w, id);
     done += n;
     options.onProgress?.(done);
   }

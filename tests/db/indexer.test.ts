@@ -1,10 +1,12 @@
 import knex from 'knex';
 import { startIndexer } from '../../src/db/indexer';
-import { deleteRecord, insertRecord, updateRecord } from '../../src/db/records';
+import { deleteRecord, insertRecord, listRecords, updateRecord } from '../../src/db/records';
+import { parseSearch } from '../../src/db/search';
 import { dbTimestamp } from '../../src/db/time';
 import { indexPending, wordTables } from '../../src/db/wordIndex';
 import { createTestDatabase, dialect, type TestDatabase } from '../helpers/db';
 import { fixtures } from '../helpers/fixtures';
+import { NEWEST_FIRST as order, pendingCount, scannedIds } from '../helpers/scan';
 
 // MySQL's background indexer: what a create, a change of text or a delete leaves pending is
 // indexed soon after the write in the same process (a nudge), and what others leave by the next
@@ -84,6 +86,31 @@ mysqlOnly('sharing and failing', () => {
     const [{ n: records }] = await t.db(name).count({ n: '*' });
     const [{ n: indexed }] = await t.db(docs).count({ n: '*' });
     expect(Number(indexed)).toBe(Number(records));
+  });
+
+  test('small batches that share words (ids kept from batch to batch) index what the scan finds', async () => {
+    const at = dbTimestamp();
+    const words = ['ostrich', 'Ostrich', 'pelican', 'émeu', 'ÉMEU', 'kiwi'];
+    const rows = Array.from({ length: 24 }, (_, i) => ({
+      ...f.defaults,
+      ...f.valid(9000 + i),
+      title: `${words[i % words.length]} ${words[(i * 5) % words.length]} bird${i % 4}`,
+      created_at: at,
+      updated_at: at,
+    }));
+    await t.db(name).insert(rows);
+    await indexPending(t.db, name, { batch: 5 });
+    expect(await pendingCount(t.db, name)).toBe(0);
+    for (const search of ['ostrich', 'ÉMEU', 'pelican kiwi', 'bird3', 'strich emeu']) {
+      const terms = parseSearch(search);
+      const found = await listRecords(
+        t.db,
+        { table: name, searchFields: f.searchFields },
+        { terms, filters: [], order, page: 1, pageSize: 100 },
+      );
+      const ids = await scannedIds(t.db, name, f.searchFields, terms);
+      expect({ search, ids: 'rows' in found ? found.rows.map((r) => Number(r.id)) : [] }).toEqual({ search, ids });
+    }
   });
 
   test('a database that fails is reported once while it fails', async () => {
