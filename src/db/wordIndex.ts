@@ -26,8 +26,10 @@ import { foldCollation } from './search';
  * table) in a transaction of its own that commits before the writing one, so a crash between the
  * two left a live row that the index never returned again; and rows committed by concurrent
  * transactions in the first second after a restart were missing from the index (its in-memory
- * cache is rebuilt lazily then). Now a lost batch leaves its records pending (still scanned, and
- * indexed again under new doc ids), and indexers take turns. The doc ids are a column of ours,
+ * cache is rebuilt lazily then; seen again, rarely, with one writer). Now a lost batch leaves its
+ * records pending (still scanned, and indexed again under new doc ids), indexers take turns, and
+ * once a restarted server has run a few seconds the indexer writes again the docs rows written
+ * since its start (`indexed_at`). The doc ids are a column of ours,
  * AUTO_INCREMENT, because InnoDB's hidden ones are handed out again after a crash from the
  * highest left in the table: after the newest rows were deleted, new rows got the deleted ids and
  * the index never returned them.
@@ -121,7 +123,9 @@ export function mysqlDocsStatements(table: string): string[] {
     // Codes are all the index sees: no stopword (none has our shape, but a list may be configured).
     'SET SESSION innodb_ft_enable_stopword = OFF',
     `CREATE TABLE ${q(t.docs)} (id BIGINT UNSIGNED NOT NULL PRIMARY KEY, FTS_DOC_ID BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, ` +
-      `codes LONGTEXT NOT NULL, UNIQUE KEY FTS_DOC_ID_INDEX (FTS_DOC_ID), FULLTEXT KEY ${q(`${t.docs}_codes`)} (codes)) ${TABLE_OPTIONS}`,
+      `codes LONGTEXT NOT NULL, indexed_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), ` +
+      `UNIQUE KEY FTS_DOC_ID_INDEX (FTS_DOC_ID), KEY ${q(`${t.docs}_indexed_at`)} (indexed_at), ` +
+      `FULLTEXT KEY ${q(`${t.docs}_codes`)} (codes)) ${TABLE_OPTIONS}`,
     `CREATE TRIGGER ${q(`${table}_search_delete`)} AFTER DELETE ON ${q(table)} FOR EACH ROW ${pendingInsert(t, 'OLD')}`,
     // Records already there: pending until indexed (addWordIndex).
     `INSERT IGNORE INTO ${q(t.pending)} (id) SELECT id FROM ${q(table)}`,
@@ -323,6 +327,27 @@ export async function indexPending(
     done += n;
     options.onProgress?.(done);
   }
+}
+
+/**
+ * Lists as pending again the records whose docs rows were written in the last `seconds` (by the
+ * database's clock): the background indexer's mend after the server restarted (indexer.ts).
+ */
+export async function pendIndexedSince(db: Knex, table: string, seconds: number): Promise<void> {
+  const t = wordTables(table);
+  await db.raw('INSERT IGNORE INTO ?? (id) SELECT id FROM ?? WHERE indexed_at >= NOW(3) - INTERVAL ? SECOND', [
+    t.pending,
+    t.docs,
+    Math.ceil(seconds),
+  ]);
+}
+
+/** Has InnoDB load a table's FULLTEXT index now (its first query does), not in a write's commit. */
+export async function loadIndex(db: Knex, table: string): Promise<void> {
+  const t = wordTables(table);
+  await db(t.docs)
+    .whereRaw('MATCH (??) AGAINST (? IN BOOLEAN MODE)', ['codes', `+${wordCode(0)}`])
+    .first('id');
 }
 
 /** Empties the index of a table emptied by TRUNCATE (which fires no trigger). */
