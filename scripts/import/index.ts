@@ -88,7 +88,7 @@ export async function importFile(db: Db, collection: string, file: string, optio
   }
   const written = await writeRows(db, rows(), { table: c.name, columns, searchFields: c.searchFields, onProgress: options.onWritten });
   // MySQL: the rows are committed and searchable (pending records are checked by the scan's
-  // predicate); indexing them, a batch per transaction, makes their search fast.
+  // predicate); indexing them, a batch at a time, makes their search fast.
   if (isMysql(db)) await indexPending(db, c.name, { batch: 2000, onProgress: options.onIndexed });
   return written;
 }

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { collections } from '../collections';
-import { indexPending, loadIndex, pendIndexedSince, wordTables } from './wordIndex';
+import { indexPending, wordTables } from './wordIndex';
 
 /**
  * The service's background indexer on MySQL: applies the word index's pending list (records
@@ -8,13 +8,6 @@ import { indexPending, loadIndex, pendIndexedSince, wordTables } from './wordInd
  * this process, and sweeps every table now and then for what others left (SQL around the
  * service, a write whose transaction committed after its nudge, a batch lost to a crash). Search
  * is exact either way; this keeps the pending list, which every search also scans, short.
- *
- * Each run of batches first asks the server how long it has run: InnoDB sometimes left rows committed in
- * the first second after a restart out of its FULLTEXT index (wordIndex.ts). While a server has
- * run less than a few seconds the indexer writes nothing (its records stay pending, scanned);
- * then, when the server (re)started since the last sweep, or less than a minute before this
- * indexer began, it has InnoDB load the index (a FULLTEXT query) before any write, and writes
- * again the docs rows written since the server's start (by whoever wrote them).
  */
 export interface Indexer {
   /** A write left `table` with pending records: index them soon. */
@@ -26,7 +19,7 @@ export interface Indexer {
 export interface IndexerOptions {
   /** Milliseconds between sweeps of every table. */
   sweepMs?: number;
-  /** Records per transaction. */
+  /** Records per batch. */
   batch?: number;
   /** The first failure of a run of them (the database away, say); the next success is quiet. */
   onError?: (err: unknown) => void;
@@ -41,54 +34,14 @@ export function pendingWritten(table: string): void {
 
 const TABLES = collections.filter((c) => c.searchFields.length).map((c) => c.name);
 
-/** Seconds a restarted server runs before its docs rows are written again (past the bad second). */
-const SETTLE_SECONDS = 5;
-/** A server that started this recently before the indexer did counts as restarted. */
-const RECENT_SECONDS = 60;
-/** Rows written this long before the server's start are written again too (clocks, rounding). */
-const MARGIN_SECONDS = 2;
-
-async function serverUptime(db: Knex): Promise<number> {
-  const [rows] = (await db.raw("SHOW GLOBAL STATUS LIKE 'Uptime'")) as [{ Value: string }[]];
-  return Number(rows[0].Value);
-}
-
 export function startIndexer(db: Knex, options: IndexerOptions = {}): Indexer {
   const { sweepMs = 5000, batch = 500, onError } = options;
   const due = new Set<string>();
   let active: Promise<void> | undefined;
   let stopped = false;
   let failing = false;
-  /** When the server started, as last seen (ms, this clock); undefined before the first look. */
-  let serverStart: number | undefined;
-  let restarted = false;
-
-  /** False while the server has not run long enough to write to. */
-  async function checkRestart(): Promise<boolean> {
-    const uptime = await serverUptime(db);
-    const start = Date.now() - uptime * 1000;
-    if (serverStart === undefined ? uptime < RECENT_SECONDS : Math.abs(start - serverStart) > 2000) restarted = true;
-    serverStart = start;
-    if (uptime < SETTLE_SECONDS) return false;
-    if (!restarted) return true;
-    for (const table of TABLES) {
-      await loadIndex(db, table);
-      await pendIndexedSince(db, table, uptime + MARGIN_SECONDS);
-      due.add(table);
-    }
-    restarted = false;
-    return true;
-  }
 
   async function drain(): Promise<void> {
-    // Before every run of batches, not only at sweeps: a nudge may come first after a restart.
-    try {
-      if (stopped || !(await checkRestart())) return due.clear();
-    } catch (err) {
-      if (!failing) onError?.(err);
-      failing = true;
-      return due.clear();
-    }
     while (due.size && !stopped) {
       const [table] = due;
       due.delete(table);

@@ -18,21 +18,22 @@ import { foldCollation } from './search';
  *   every inserted, deleted, or re-texted record, inside the writing statement; search checks
  *   pending records with the scan's predicate (and ignores their docs rows), so the index is
  *   exact whoever writes. Only `indexPending` writes docs rows (the service's background indexer,
- *   seed, import, `npm run search-index`), a batch per transaction that also takes the batch off
- *   the list.
+ *   seed, import, `npm run search-index`).
  *
- * Why the writes themselves never touch docs rows (each seen in tests that kill -9 the server
- * under a writer): InnoDB records a FULLTEXT row's removal (its doc id in the index's DELETED
- * table) in a transaction of its own that commits before the writing one, so a crash between the
- * two left a live row that the index never returned again; and rows committed by concurrent
- * transactions in the first second after a restart were missing from the index (its in-memory
- * cache is rebuilt lazily then; seen again, rarely, with one writer). Now a lost batch leaves its
- * records pending (still scanned, and indexed again under new doc ids), indexers take turns, and
- * once a restarted server has run a few seconds the indexer writes again the docs rows written
- * since its start (`indexed_at`). The doc ids are a column of ours,
- * AUTO_INCREMENT, because InnoDB's hidden ones are handed out again after a crash from the
- * highest left in the table: after the newest rows were deleted, new rows got the deleted ids and
- * the index never returned them.
+ * What InnoDB does that shapes this (each seen in tests that kill -9 the server under a writer):
+ * - At commit it first records each removed row's doc id in the index's DELETED table, in a
+ *   transaction of its own that commits before the writing one. A crash between the two leaves
+ *   the row alive (rolled back) and hidden from the index; and when a later transaction removes
+ *   that row, the doc id is already there: that duplicate ends InnoDB's pass over the
+ *   transaction's index changes, silently (its source tolerates it, "FTS-FIXME"), so every row the
+ *   same transaction added, under higher doc ids, was missing from the index. So `indexPending`
+ *   removes a batch's docs rows in one transaction and writes the new ones in the next; the
+ *   records stay pending (scanned) in between, and through any crash. The record writes never
+ *   touch docs rows for the same reason: a change of text would remove and add in one.
+ * - The doc ids are a column of ours, AUTO_INCREMENT (its counter survives a crash), because
+ *   InnoDB's hidden ones are handed out again after a crash from the highest left in the table:
+ *   after the newest rows were deleted, new rows got the deleted ids and the index never
+ *   returned them.
  *
  * Folding maps character to character and never makes or removes white space, so a term without
  * white space that occurs in a field's folded text occurs inside one folded token: the docs of
@@ -123,9 +124,7 @@ export function mysqlDocsStatements(table: string): string[] {
     // Codes are all the index sees: no stopword (none has our shape, but a list may be configured).
     'SET SESSION innodb_ft_enable_stopword = OFF',
     `CREATE TABLE ${q(t.docs)} (id BIGINT UNSIGNED NOT NULL PRIMARY KEY, FTS_DOC_ID BIGINT UNSIGNED NOT NULL AUTO_INCREMENT, ` +
-      `codes LONGTEXT NOT NULL, indexed_at TIMESTAMP(3) NOT NULL DEFAULT CURRENT_TIMESTAMP(3), ` +
-      `UNIQUE KEY FTS_DOC_ID_INDEX (FTS_DOC_ID), KEY ${q(`${t.docs}_indexed_at`)} (indexed_at), ` +
-      `FULLTEXT KEY ${q(`${t.docs}_codes`)} (codes)) ${TABLE_OPTIONS}`,
+      `codes LONGTEXT NOT NULL, UNIQUE KEY FTS_DOC_ID_INDEX (FTS_DOC_ID), FULLTEXT KEY ${q(`${t.docs}_codes`)} (codes)) ${TABLE_OPTIONS}`,
     `CREATE TRIGGER ${q(`${table}_search_delete`)} AFTER DELETE ON ${q(table)} FOR EACH ROW ${pendingInsert(t, 'OLD')}`,
     // Records already there: pending until indexed (addWordIndex).
     `INSERT IGNORE INTO ${q(t.pending)} (id) SELECT id FROM ${q(table)}`,
@@ -287,12 +286,12 @@ async function insertDocs(
 const KNOWN_WORDS = 500_000;
 
 /**
- * Brings the docs rows of pending records up to date, a batch per transaction: a new or changed
- * record gets a new docs row (a new doc id), a deleted one loses its row, and each leaves the
- * pending list in the same transaction. Indexers take turns: one waits at the first pending row
- * another holds, so no two write a table's docs at once (see the comment at the top). Search is
- * exact meanwhile: pending records are checked by the scan's predicate. Returns how many were
- * indexed.
+ * Brings the docs rows of pending records up to date, a batch at a time: a new or changed record
+ * gets a new docs row (a new doc id), a deleted one loses its row. Two transactions per batch
+ * (see the comment at the top): the first removes the batch's docs rows, the second writes the
+ * new ones and takes the batch off the pending list. Indexers take turns: one waits at the first
+ * pending row another holds. Search is exact meanwhile: pending records are checked by the scan's
+ * predicate. Returns how many were indexed.
  */
 export async function indexPending(
   db: Knex,
@@ -307,47 +306,36 @@ export async function indexPending(
   let done = 0;
   for (;;) {
     // Two indexers adding the same new words may deadlock (or conflict between Galera nodes):
-    // the batch is simply taken again.
-    const { n, fresh } = await retrying(() =>
+    // the transaction is simply run again.
+    const ids = await retrying(() =>
       db.transaction(async (trx) => {
         const ids = (await trx(t.pending).orderBy('id').limit(batch).forUpdate().pluck('id')) as (number | string)[];
-        if (!ids.length) return { n: 0, fresh: new Map<string, number>() };
-        const rows: IndexedRow[] = await trx(table)
-          .whereIn('id', ids)
-          .select('id', ...fields);
-        await trx(t.docs).whereIn('id', ids).delete();
-        const fresh = await insertDocs(trx, table, fields, rows, known);
-        await trx(t.pending).whereIn('id', ids).delete();
-        return { n: ids.length, fresh };
+        if (ids.length) await trx(t.docs).whereIn('id', ids).delete();
+        return ids;
       }),
     );
-    if (!n) return done;
+    if (!ids.length) return done;
+    const { n, fresh } = await retrying(() =>
+      db.transaction(async (trx) => {
+        const locked = (await trx(t.pending).whereIn('id', ids).forUpdate().pluck('id')) as (number | string)[];
+        // A docs row written meanwhile by another indexer, for a record changed again since: its
+        // removal is a next batch's, never this transaction's.
+        const written = new Set((await trx(t.docs).whereIn('id', locked).forShare().pluck('id')).map(String));
+        const todo = locked.filter((id) => !written.has(String(id)));
+        if (!todo.length) return { n: 0, fresh: new Map<string, number>() };
+        const rows: IndexedRow[] = await trx(table)
+          .whereIn('id', todo)
+          .select('id', ...fields);
+        const fresh = await insertDocs(trx, table, fields, rows, known);
+        await trx(t.pending).whereIn('id', todo).delete();
+        return { n: todo.length, fresh };
+      }),
+    );
     if (known.size + fresh.size > KNOWN_WORDS) known.clear();
     for (const [w, id] of fresh) known.set(w, id);
     done += n;
-    options.onProgress?.(done);
+    if (n) options.onProgress?.(done);
   }
-}
-
-/**
- * Lists as pending again the records whose docs rows were written in the last `seconds` (by the
- * database's clock): the background indexer's mend after the server restarted (indexer.ts).
- */
-export async function pendIndexedSince(db: Knex, table: string, seconds: number): Promise<void> {
-  const t = wordTables(table);
-  await db.raw('INSERT IGNORE INTO ?? (id) SELECT id FROM ?? WHERE indexed_at >= NOW(3) - INTERVAL ? SECOND', [
-    t.pending,
-    t.docs,
-    Math.ceil(seconds),
-  ]);
-}
-
-/** Has InnoDB load a table's FULLTEXT index now (its first query does), not in a write's commit. */
-export async function loadIndex(db: Knex, table: string): Promise<void> {
-  const t = wordTables(table);
-  await db(t.docs)
-    .whereRaw('MATCH (??) AGAINST (? IN BOOLEAN MODE)', ['codes', `+${wordCode(0)}`])
-    .first('id');
 }
 
 /** Empties the index of a table emptied by TRUNCATE (which fires no trigger). */

@@ -98,8 +98,11 @@ async function sampleTerms(
 ): Promise<{ common: Set<string>; share: number }> {
   const fold = (x: string) => foldSql(collation, x);
   const holds = `(${fields.map(() => `INSTR(${fold('??')}, ${fold('?')}) > 0`).join(' OR ')})`;
+  // Ids only in the derived table: one holding text columns is an on-disk (Aria) temporary table,
+  // and MariaDB 10.11 crashed (signal 11, ha_maria::drop_table) freeing one of this query's when
+  // the query timeout had killed it.
   const sample = db(table)
-    .select(...fields)
+    .select('id')
     .orderBy([
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
@@ -107,7 +110,10 @@ async function sampleTerms(
     .limit(SAMPLE)
     .as('s');
   const sums = terms.map((t, i) => db.raw(`SUM(${holds}) AS ??`, [...fields.flatMap((f) => [f, t]), `t${i}`]));
-  const [row] = await db.select<Record<string, number | string>[]>(db.raw('COUNT(*) AS n'), ...sums).from(sample);
+  const [row] = await db
+    .select<Record<string, number | string>[]>(db.raw('COUNT(*) AS n'), ...sums)
+    .from(sample)
+    .join(table, `${table}.id`, 's.id');
   if (Number(row.n) < SAMPLE) return { common: new Set(), share: 1 };
   const hits = terms.map((_, i) => Number(row[`t${i}`]));
   return {

@@ -2,7 +2,6 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { parseDatabaseUrl } from '../../src/config';
 import { type Db, ensureMysqlDatabase, openDb } from '../../src/db/connection';
-import { startIndexer } from '../../src/db/indexer';
 import { migrateDatabase } from '../../src/db/migrations';
 import { deleteRecord, insertRecord, listRecords } from '../../src/db/records';
 import { dbTimestamp } from '../../src/db/time';
@@ -12,10 +11,12 @@ import { createTestDatabase, dialect, type TestDatabase } from '../helpers/db';
 import { canRunMariadb, type PrivateMariadb, startPrivateMariadb } from '../helpers/mariadb';
 import { NEWEST_FIRST as order, pendingCount, scannedIds } from '../helpers/scan';
 
-// The index lives in the same transactions as the rows: a writer killed with SIGKILL in the
-// middle of its writes (SQLite), or a database server killed with SIGKILL under a writer (MySQL:
-// a server of the test's own, restarted on the same data), leaves indexed search answering
-// exactly what a scan answers.
+// A writer killed with SIGKILL in the middle of its writes (SQLite, where the index lives in the
+// rows' transactions), or a database server killed with SIGKILL under a writer and its background
+// indexer (MySQL: a server of the test's own, restarted on the same data), leaves indexed search
+// answering exactly what a scan answers, before and after the records left pending are indexed.
+// On MySQL this fails about one run in six on a loaded machine when a batch's docs rows are
+// removed and written in one transaction (wordIndex.ts).
 
 const spec = { table: 'posts', searchFields: ['title', 'content'] };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -31,19 +32,6 @@ function startWriter(target: string) {
     await exited;
   };
   return { ready, kill };
-}
-
-async function uptime(db: Db): Promise<number> {
-  const [rows] = (await db.raw("SHOW GLOBAL STATUS LIKE 'Uptime'")) as [{ Value: string }[]];
-  return Number(rows[0].Value);
-}
-
-async function until(check: () => Promise<boolean>, ms = 30000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
-    await sleep(100);
-  }
 }
 
 async function expectIndexedEqualsScan(db: Db): Promise<void> {
@@ -107,48 +95,15 @@ async function expectIndexedEqualsScan(db: Db): Promise<void> {
     await writer.kill();
     db = openDb(config);
     await expectIndexedEqualsScan(db);
-    // Then as the background indexer leaves it once the server has run a few seconds (it writes
-    // nothing before, and then writes again what was written since the start): what answers is
-    // the index, not a scan of records left pending.
-    const indexer = startIndexer(db, { sweepMs: 200 });
-    await until(async () => (await uptime(db!)) >= 7 && (await pendingCount(db!, 'posts')) === 0);
-    await indexer.stop();
+    // Then as the background indexer leaves it: what answers is the index, not a scan of records
+    // left pending.
+    await indexPending(db, 'posts');
     const [{ n: pending }] = await db(wordTables('posts').pending).count({ n: '*' });
     const [{ n: docs }] = await db(wordTables('posts').docs).count({ n: '*' });
     expect(Number(pending)).toBe(0);
     expect(Number(docs)).toBeGreaterThan(20);
     await expectIndexedEqualsScan(db);
   }, 180000);
-
-  // InnoDB left rows committed in the first second after a restart out of its index: the
-  // indexer writes nothing while the server is that young, then writes again what others wrote.
-  test('a server just started: the indexer waits, then writes again the docs rows written since the start', async () => {
-    await mariadb.stop('SIGKILL');
-    await mariadb.start();
-    const url = mariadb.url(`records_test_young_${randomBytes(4).toString('hex')}`);
-    const config = parseDatabaseUrl(url);
-    await ensureMysqlDatabase(config);
-    await migrateDatabase(config);
-    await db?.destroy();
-    db = openDb(config);
-    const at = dbTimestamp();
-    const post = (n: number) => ({ title: `quokka ${n}`, content: 'x', author: 'w', created_at: at, updated_at: at });
-    const a = Number((await insertRecord(db, 'posts', post(1))).id);
-    await indexPending(db, 'posts');
-    const docId = async (id: number) => (await db!(wordTables('posts').docs).where({ id }).first('FTS_DOC_ID'))?.FTS_DOC_ID;
-    const before = await docId(a);
-    const indexer = startIndexer(db, { sweepMs: 200 });
-    try {
-      const b = Number((await insertRecord(db, 'posts', post(2))).id);
-      await sleep(500);
-      if ((await uptime(db)) < 4) expect(await pendingCount(db, 'posts')).toBe(1);
-      await until(async () => (await uptime(db!)) >= 6 && (await pendingCount(db!, 'posts')) === 0);
-      expect(await docId(b)).toBeDefined();
-      expect(await docId(a)).not.toBe(before);
-    } finally {
-      await indexer.stop();
-    }
-  }, 60000);
 
   // InnoDB's own doc ids were handed out again after a crash, from the highest left in the
   // table: records created after the newest ones were deleted were never found again.
