@@ -6,7 +6,7 @@ import { applyAfter, reversed } from './keyset';
 import { heldMatches, narrowPage, narrowToMatches, walksOrderIndex } from './matches';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
-import { planSearch } from './searchIndex';
+import { inSearchSnapshot, planSearch } from './searchIndex';
 import { compiledRows, PARAM } from './statements';
 import { pendingWritten } from './indexer';
 import { indexedFields } from './wordIndex';
@@ -39,7 +39,11 @@ export type ListResult = { count: number; rows: Row[] } | { count: number; pastE
 
 /** The list pipeline's database steps: filter, order, paginate (serializing is the caller's). */
 export async function listRecords(pool: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
-  const db = request.terms.length ? withDeadline(pool) : pool;
+  if (!request.terms.length) return listIn(pool, spec, request);
+  return inSearchSnapshot(withDeadline(pool), spec.table, (db) => listIn(db, spec, request));
+}
+
+async function listIn(db: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
   const held = await heldMatches(db, spec.table, plan, request.filters, total);
@@ -119,7 +123,11 @@ export async function seekRecords(pool: Db, spec: TableSpec, request: SeekReques
     });
     return request.backward ? found.reverse() : found;
   }
-  const db = request.terms.length ? withDeadline(pool) : pool;
+  if (!request.terms.length) return seekIn(pool, spec, request);
+  return inSearchSnapshot(withDeadline(pool), spec.table, (db) => seekIn(db, spec, request));
+}
+
+async function seekIn(db: Db, spec: TableSpec, request: SeekRequest): Promise<Row[]> {
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
   const held = await heldMatches(db, spec.table, plan, request.filters, total);

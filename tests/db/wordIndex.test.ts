@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import { deleteRecord, insertRecord, listRecords, updateRecord } from '../../src/db/records';
+import type { Knex } from 'knex';
+import { deleteRecord, insertRecord, listRecords, seekRecords, updateRecord } from '../../src/db/records';
 import { foldCollation } from '../../src/db/search';
 import { dbTimestamp } from '../../src/db/time';
 import { addWordGrams, foldSql, indexPending, wordTables } from '../../src/db/wordIndex';
@@ -30,6 +31,43 @@ async function gramsOf(table: string): Promise<Record<string, string[]>> {
   for (const r of rows) (out[r.word] ??= []).push(r.gram.toString('utf8'));
   for (const list of Object.values(out)) list.sort();
   return out;
+}
+
+/**
+ * `db` whose first statement that reads `table` has `between` run (on another connection) after
+ * its answer and before the next statement: a write landing mid-search, at one chosen moment.
+ * Transactions begun on it are wrapped the same way.
+ */
+function pausingAfter(db: Knex, table: string, between: () => Promise<unknown>): { db: Knex; ran: () => boolean } {
+  let ran = false;
+  const hook = (built: unknown): unknown => {
+    const b = built as { then?: unknown; toSQL?: () => { sql: string } } | undefined;
+    if (typeof b?.then !== 'function' || typeof b.toSQL !== 'function') return built;
+    const then = (b.then as (ok: (v: unknown) => unknown) => Promise<unknown>).bind(b);
+    b.then = (ok?: (v: unknown) => unknown, fail?: (e: unknown) => unknown) =>
+      then(async (v) => {
+        if (!ran && b.toSQL!().sql.includes(`\`${table}\``)) {
+          ran = true;
+          await between();
+        }
+        return v;
+      }).then(ok, fail);
+    return built;
+  };
+  const wrap = (target: Knex | Knex.Transaction): Knex =>
+    new Proxy(target, {
+      apply: (fn, self, args: unknown[]) => hook(Reflect.apply(fn, self, args)),
+      get(fn, prop, receiver) {
+        const value: unknown = Reflect.get(fn, prop, receiver);
+        if (prop === 'transaction') {
+          return (scope: (trx: Knex.Transaction) => Promise<unknown>, config?: Knex.TransactionConfig) =>
+            fn.transaction((trx) => scope(wrap(trx) as Knex.Transaction), config);
+        }
+        if (typeof value === 'function') return (...args: unknown[]) => hook((value as (...a: unknown[]) => unknown).apply(fn, args));
+        return value;
+      },
+    }) as Knex;
+  return { db: wrap(db), ran: () => ran };
 }
 
 mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
@@ -79,6 +117,37 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     expect(statements.some((sql) => sql.includes(wordTables(name).grams))).toBe(true);
     expect(result).toMatchObject({ count: 1 });
     expect(await scannedIds(t.db, name, f.searchFields, ['ABCD'])).toEqual([holds]);
+  });
+
+  // The plan looks up the vocabulary, then the page reads the index and the pending list: a
+  // record indexed in between (its words new to the vocabulary) was in neither, unless all of the
+  // search reads one snapshot (seen in CI as a search that missed one of three records just made).
+  test('records indexed while a search runs, between its look-up and its page, are found (list and cursor)', async () => {
+    const marker = `mid${name}q${fixtures.indexOf(f)}`;
+    const made = [await insert(`${marker}.0`)];
+    const searches = [
+      async (db: Knex) => {
+        const r = await listRecords(db, spec, { terms: [marker], filters: [], order, page: 1, pageSize: 10 });
+        return 'rows' in r ? { count: r.count, ids: r.rows.map((row) => Number(row.id)) } : { count: r.count, ids: [] };
+      },
+      async (db: Knex) => {
+        const rows = await seekRecords(db, spec, { terms: [marker], filters: [], order, backward: false, limit: 10 });
+        return { count: rows.length, ids: rows.map((row) => Number(row.id)) };
+      },
+    ];
+    for (const search of searches) {
+      const at = dbTimestamp();
+      const body = { ...f.defaults, ...f.valid(++serial + 1000 * fixtures.indexOf(f)), [f.searchFields[0]]: `${marker}.${made.length}` };
+      made.push(Number((await insertRecord(t.db, name, { ...body, created_at: at, updated_at: at })).id));
+      expect(await pendingCount(t.db, name)).toBe(1);
+      const paused = pausingAfter(t.db, wordTables(name).words, () => indexPending(t.db, name));
+      const found = await search(paused.db);
+      expect(paused.ran()).toBe(true);
+      expect(await pendingCount(t.db, name)).toBe(0);
+      const expected = await scannedIds(t.db, name, f.searchFields, [marker]);
+      expect(expected).toHaveLength(made.length);
+      expect(found).toEqual({ count: made.length, ids: expected });
+    }
   });
 
   // InnoDB notes a removed docs row's doc id in a transaction of its own that commits first; a

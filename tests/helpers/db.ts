@@ -31,6 +31,11 @@ export async function createTestDatabase(pool?: PoolConfig, log?: DbLog): Promis
   return { config, db, drop: () => dropTestDatabase(config, db) };
 }
 
+/** A transaction's frame (BEGIN, COMMIT, ...), not a statement of its work; knex logs both. */
+export function isTransactionControl(sql: string): boolean {
+  return /^\s*(begin|start transaction|commit|rollback|set transaction|savepoint|release savepoint)\b/i.test(sql);
+}
+
 /** The SQL of every statement `db` sends from now on, in order; `.length = 0` clears it. */
 export function logStatements(db: Db): string[] {
   const log: string[] = [];
