@@ -6,7 +6,7 @@ import { withMigrationLease } from './lease';
 import { orderIndexName } from './order';
 import { retrying } from './retry';
 import { indexTable, sqliteIndexStatements } from './searchIndex';
-import { addWordGrams, addWordIndex, mysqlDropStatements, mysqlGramDropStatements, remakeDocs, wordTables } from './wordIndex';
+import { addWordGrams, addWordIndex, mysqlDropStatements, mysqlGramDropStatements, remakeDocs, REMOVALS, wordTables } from './wordIndex';
 import { addCounterRows, addCountTriggers, dropCountTriggers, tableDefaults } from './tables';
 import { collections } from '../collections';
 
@@ -216,6 +216,23 @@ migrations['20261124_008_own_doc_ids'] = {
       );
       await db.raw('INSERT IGNORE INTO ?? (id) SELECT id FROM ??', [pending, table]);
     }
+  },
+};
+
+migrations['20261125_009_search_removals'] = {
+  // MySQL: how many transactions removed docs rows, per table (wordIndex.ts, REMOVALS), so that a
+  // search knows when one committed while it ran; a table without its row counts from 0.
+  async up(db) {
+    if (!isMysql(db)) return;
+    await db.schema.createTable(REMOVALS, (t) => {
+      t.string('table_name', 64).primary();
+      t.bigInteger('n').unsigned().notNullable().defaultTo(0);
+    });
+    await db(REMOVALS).insert(RECORD_TABLES.map((table_name) => ({ table_name })));
+  },
+  async down(db) {
+    if (!isMysql(db)) return;
+    await db.schema.dropTableIfExists(REMOVALS);
   },
 };
 

@@ -310,7 +310,7 @@ export async function indexPending(
     const ids = await retrying(() =>
       db.transaction(async (trx) => {
         const ids = (await trx(t.pending).orderBy('id').limit(batch).forUpdate().pluck('id')) as (number | string)[];
-        if (ids.length) await trx(t.docs).whereIn('id', ids).delete();
+        if (ids.length && (await trx(t.docs).whereIn('id', ids).delete())) await noteRemoval(trx, table);
         return ids;
       }),
     );
@@ -336,6 +336,32 @@ export async function indexPending(
     done += n;
     if (n) options.onProgress?.(done);
   }
+}
+
+/**
+ * Transactions that removed docs rows, counted per table (migration 009). InnoDB FULLTEXT leaves
+ * out a removed doc id as soon as the removal commits, whatever a reader's snapshot still holds:
+ * a search whose snapshot had the record indexed (not pending) would find it in neither place.
+ * A search reads the count at its start and again at its end (searchIndex.ts).
+ */
+export const REMOVALS = 'search_removals';
+
+async function noteRemoval(trx: Knex.Transaction, table: string): Promise<void> {
+  // Its row stays locked to the commit, in which InnoDB notes the removed doc ids: a search's
+  // locking read of the count waits for it, then sees the new count.
+  await trx.raw('INSERT INTO ?? (table_name, n) VALUES (?, 1) ON DUPLICATE KEY UPDATE n = n + 1', [REMOVALS, table]);
+}
+
+/**
+ * The count of `table`'s removals: as the transaction's snapshot has it, or, `latest`, as
+ * committed now (a locking read: it waits for a removal committing, and holds the next ones
+ * off until the reader's transaction ends).
+ */
+export async function removalsOf(db: Knex | Knex.Transaction, table: string, latest: boolean): Promise<number> {
+  const query = db(REMOVALS).where({ table_name: table }).first('n');
+  if (latest) query.forShare();
+  const row = (await query) as { n: number | string } | undefined;
+  return Number(row?.n ?? 0);
 }
 
 /** Empties the index of a table emptied by TRUNCATE (which fires no trigger). */
