@@ -115,7 +115,7 @@ export async function inSearchSnapshot<T>(db: Db, table: string, work: (db: Db) 
   for (let tries = 1; ; tries++) {
     const last = tries >= SNAPSHOT_TRIES;
     // REPEATABLE READ whatever the server's default: every read sees the snapshot of the first
-    // plain read (the count's, or on the last try, work's first, after the lock is held).
+    // plain read (of the removals on a first try; on the last, work's first, after the lock is held).
     const done = await db.transaction(
       async (trx) => {
         const before = await removalsOf(trx, table, last);
