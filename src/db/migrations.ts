@@ -6,7 +6,16 @@ import { withMigrationLease } from './lease';
 import { orderIndexName } from './order';
 import { retrying } from './retry';
 import { indexTable, sqliteIndexStatements } from './searchIndex';
-import { addWordGrams, addWordIndex, mysqlDropStatements, mysqlGramDropStatements, remakeDocs, REMOVALS, wordTables } from './wordIndex';
+import {
+  addRemovalsRow,
+  addWordGrams,
+  addWordIndex,
+  mysqlDropStatements,
+  mysqlGramDropStatements,
+  remakeDocs,
+  REMOVALS,
+  wordTables,
+} from './wordIndex';
 import { addCounterRows, addCountTriggers, dropCountTriggers, tableDefaults } from './tables';
 import { collections } from '../collections';
 
@@ -228,7 +237,7 @@ migrations['20261125_009_search_removals'] = {
       t.string('table_name', 64).primary();
       t.bigInteger('n').unsigned().notNullable().defaultTo(0);
     });
-    await db(REMOVALS).insert(RECORD_TABLES.map((table_name) => ({ table_name })));
+    for (const table of RECORD_TABLES) await addRemovalsRow(db, table);
   },
   async down(db) {
     if (!isMysql(db)) return;

@@ -104,27 +104,44 @@ export const SNAPSHOT_TRIES = 3;
  * index is written after the records: MySQL's word index, whose indexer takes a record off the
  * pending list as it writes the record's words. Read at different moments, a plan made while a
  * new record was pending (its words not yet in the vocabulary) met a page read after it was
- * indexed: the record was in neither, and the search missed it (seen in CI: 2 of 3 records just
- * made). One thing the snapshot does not hold: InnoDB FULLTEXT applies a docs row's removal as
- * soon as it commits (REMOVALS); a search during which one committed is run again, and the last
- * try holds removals off until it ends. SQLite's index is written by the records' own
- * statements: nothing to hold there.
+ * indexed: the record was in neither, and the search missed it (seen in CI: a search found 2 of
+ * 3 records just made). One thing the snapshot does not hold: InnoDB FULLTEXT applies a docs
+ * row's removal as soon as it commits (REMOVALS); a search during which one committed is run
+ * again, and the last try holds removals off until it ends (on its own server: on Galera, a
+ * removal from another node aborts it, a deadlock the handler runs again like any read's).
+ * SQLite's index is written by the records' own statements: nothing to hold there. Work already
+ * in a transaction is run in it as it is (no caller searches inside one).
  */
 export async function inSearchSnapshot<T>(db: Db, table: string, work: (db: Db) => Promise<T>): Promise<T> {
   if (!isMysql(db) || !indexedFields(table) || inTransaction(db)) return work(db);
   for (let tries = 1; ; tries++) {
     const last = tries >= SNAPSHOT_TRIES;
     // REPEATABLE READ whatever the server's default: every read sees the snapshot of the first
-    // plain read (of the removals on a first try; on the last, work's first, after the lock is held).
+    // plain read (of the removals on every try but the last; on the last, work's first, after
+    // the lock is held).
     const done = await db.transaction(
       async (trx) => {
         const before = await removalsOf(trx, table, last);
         const result = await work(trx);
-        return last || (await removalsOf(trx, table, true)) === before ? { result } : undefined;
+        return !last && (await removedSince(trx, table, before)) ? undefined : { result };
       },
       { isolationLevel: 'repeatable read' },
     );
     if (done) return done.result;
+  }
+}
+
+/** MariaDB's answer to a locking read of a row changed since the snapshot, with innodb_snapshot_isolation on (its default from 11.6). */
+const ER_CHECKREAD = 1020;
+
+/** Whether a removal committed since the snapshot (which counted `before`). */
+async function removedSince(trx: Db, table: string, before: number): Promise<boolean> {
+  try {
+    return (await removalsOf(trx, table, true)) !== before;
+  } catch (err) {
+    // The row changed since the snapshot: a removal; MariaDB has rolled the transaction back.
+    if ((err as { errno?: number }).errno === ER_CHECKREAD) return true;
+    throw err;
   }
 }
 

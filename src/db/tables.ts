@@ -6,7 +6,7 @@ import { isMysql } from './connection';
 import { COUNT_SLOTS } from './counts';
 import { orderIndexName } from './order';
 import { indexTable, sqliteIndexStatements } from './searchIndex';
-import { addWordGrams, addWordIndex, mysqlDropStatements } from './wordIndex';
+import { addRemovalsRow, addWordGrams, addWordIndex, mysqlDropStatements, REMOVALS } from './wordIndex';
 
 /** Fields the service sets; a write schema may list them (ignored), a table has them anyway. */
 const SERVICE_FIELDS = new Set(['id', 'created_at', 'updated_at']);
@@ -104,16 +104,20 @@ export async function createRecordTable(db: Knex, c: Collection, spec: OpenAPIV3
   });
   await addCounterRows(db, c.name);
   await addCountTriggers(db, c.name);
-  // Its search index (SQLite: migration 005's trigram table; MySQL: 006's word index, 007's grams).
+  // Its search index (SQLite: migration 005's trigram table; MySQL: 006's word index, 007's
+  // grams, 009's removal count).
   if (mysql) {
     await addWordIndex(db, c.name, c.searchFields);
     await addWordGrams(db, c.name);
+    await addRemovalsRow(db, c.name);
   } else for (const sql of sqliteIndexStatements(c.name, c.searchFields)) await db.raw(sql);
 }
 
 export async function dropRecordTable(db: Knex, name: string): Promise<void> {
-  if (isMysql(db)) for (const sql of mysqlDropStatements(name)) await db.raw(sql);
-  else await db.raw(`DROP TABLE IF EXISTS "${indexTable(name)}"`);
+  if (isMysql(db)) {
+    for (const sql of mysqlDropStatements(name)) await db.raw(sql);
+    await db(REMOVALS).where({ table_name: name }).delete();
+  } else await db.raw(`DROP TABLE IF EXISTS "${indexTable(name)}"`);
   await dropCountTriggers(db, name);
   await db('record_counts').where({ table_name: name }).delete();
   await db.schema.dropTableIfExists(name);

@@ -309,6 +309,9 @@ export async function indexPending(
     // the transaction is simply run again.
     const ids = await retrying(() =>
       db.transaction(async (trx) => {
+        // The removal count's row first: while a search holds it (searchIndex.ts), this waits
+        // holding nothing a writer's trigger needs (the pending rows and the gaps between them).
+        await trx(REMOVALS).where({ table_name: table }).forUpdate().first('n');
         const ids = (await trx(t.pending).orderBy('id').limit(batch).forUpdate().pluck('id')) as (number | string)[];
         if (ids.length && (await trx(t.docs).whereIn('id', ids).delete())) await noteRemoval(trx, table);
         return ids;
@@ -362,6 +365,11 @@ export async function removalsOf(db: Knex | Knex.Transaction, table: string, lat
   if (latest) query.forShare();
   const row = (await query) as { n: number | string } | undefined;
   return Number(row?.n ?? 0);
+}
+
+/** A table's row of the removal count (createRecordTable; migration 009 made the first five's). */
+export async function addRemovalsRow(db: Knex, table: string): Promise<void> {
+  await db(REMOVALS).insert({ table_name: table }).onConflict('table_name').ignore();
 }
 
 /** Empties the index of a table emptied by TRUNCATE (which fires no trigger). */

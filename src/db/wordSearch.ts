@@ -173,7 +173,7 @@ export function applyWords(
   const t = wordTables(table);
   const id = `${table}.id`;
   if (!plan.pending) {
-    // The usual case: the service's writes index their record before they commit. Without the
+    // The usual case: no record pending (the indexer keeps the list short). Without the
     // OR below, the optimizer reads the index's matches first and joins the records to them.
     if (plan.none) query.whereRaw('1 = 0');
     else query.whereRaw(`?? IN (${matchSql})`, [id, 'id', t.docs, 'codes', plan.groups.join(' ')]);

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { Knex } from 'knex';
+import { knex, type Knex } from 'knex';
 import { deleteRecord, insertRecord, listRecords, seekRecords, updateRecord } from '../../src/db/records';
 import { foldCollation } from '../../src/db/search';
 import { SNAPSHOT_TRIES } from '../../src/db/searchIndex';
 import { dbTimestamp } from '../../src/db/time';
-import { addWordGrams, foldSql, indexPending, wordTables } from '../../src/db/wordIndex';
+import { addWordGrams, foldSql, indexPending, REMOVALS, wordTables } from '../../src/db/wordIndex';
 import { createTestDatabase, dialect, logStatements, type TestDatabase } from '../helpers/db';
 import { fixtures } from '../helpers/fixtures';
 import { NEWEST_FIRST as order, pendingCount, scannedIds } from '../helpers/scan';
@@ -69,6 +69,22 @@ function pausingAfter(db: Knex, table: string, between: () => Promise<unknown>):
       },
     }) as Knex;
   return { db: wrap(db), runs: () => runs };
+}
+
+/**
+ * Waits until a statement of this database's that locks the removal count is running: the
+ * indexer's, held off by a search (it would be over at once otherwise).
+ */
+async function waitForRemovalHeldOff(): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    const [rows] = (await t.db.raw(
+      'SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE DB = DATABASE() AND INFO LIKE ? AND INFO LIKE ?',
+      [`%${REMOVALS}%`, '%for update%'],
+    )) as [{ n: number }[]];
+    if (Number(rows[0].n) > 0) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error('no removal came to wait for the search within 5 s');
 }
 
 mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
@@ -159,21 +175,61 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   test('a record re-texted and indexed again while a search runs, every time it runs, is found', async () => {
     const marker = `retext${name}q${fixtures.indexOf(f)}`;
     const ids = [await insert(`${marker} one`), await insert(`${marker} two`)];
-    const writes: Promise<unknown>[] = [];
-    const paused = pausingAfter(t.db, wordTables(name).words, () => {
-      const write = (async () => {
-        await updateRecord(t.db, name, ids[0], { [f.searchFields[0]]: `${marker} changed ${writes.length}` });
-        await indexPending(t.db, name);
-      })();
-      writes.push(write);
-      // The last try's write waits for the search to end: it is let go on after a while.
-      return Promise.race([write, new Promise((r) => setTimeout(r, 300))]);
+    const retext = async (n: number) => {
+      await updateRecord(t.db, name, ids[0], { [f.searchFields[0]]: `${marker} changed ${n}` });
+      await indexPending(t.db, name);
+    };
+    let last: Promise<void> | undefined;
+    let lastDone = false;
+    const paused = pausingAfter(t.db, wordTables(name).words, async () => {
+      if (paused.runs() < SNAPSHOT_TRIES) return retext(paused.runs());
+      // The last try holds removals off: its write waits for the search to end.
+      last = retext(paused.runs()).then(() => void (lastDone = true));
+      await waitForRemovalHeldOff();
     });
     const r = await listRecords(paused.db, spec, { terms: [marker], filters: [], order, page: 1, pageSize: 10 });
-    await Promise.all(writes);
+    expect(lastDone).toBe(false);
+    await last;
     expect(paused.runs()).toBe(SNAPSHOT_TRIES);
     expect(await pendingCount(t.db, name)).toBe(0);
     expect('rows' in r ? { count: r.count, ids: r.rows.map((row) => Number(row.id)).sort((a, b) => a - b) } : r).toEqual({ count: 2, ids });
+  });
+
+  // MariaDB with innodb_snapshot_isolation (its default from 11.6) refuses a locking read of a row
+  // changed since the snapshot (ER_CHECKREAD) and rolls the transaction back: the search's check
+  // of the removal count at its end meets that, and runs again instead of failing.
+  test('with innodb_snapshot_isolation on, a removal mid-search runs it again instead of failing (MariaDB)', async () => {
+    const [vars] = (await t.db.raw("SHOW VARIABLES LIKE 'innodb_snapshot_isolation'")) as [unknown[]];
+    if (!vars.length) return; // MySQL, or MariaDB before 10.11.8: no such check
+    const strict = knex({
+      client: 'mysql2',
+      connection: { ...(t.config as { host: string; port: number; user: string; password?: string; database: string }) },
+      pool: {
+        min: 0,
+        max: 2,
+        afterCreate: (
+          conn: { query: (sql: string, cb: (err: Error | null) => void) => void },
+          done: (err: Error | null, conn: unknown) => void,
+        ) => conn.query("SET SESSION innodb_snapshot_isolation = ON, time_zone = '+00:00'", (err) => done(err, conn)),
+      },
+    });
+    try {
+      const marker = `strict${name}q${fixtures.indexOf(f)}`;
+      const ids = [await insert(`${marker} one`), await insert(`${marker} two`)];
+      const paused = pausingAfter(strict, wordTables(name).words, async () => {
+        if (paused.runs() > 1) return;
+        await updateRecord(t.db, name, ids[0], { [f.searchFields[0]]: `${marker} changed` });
+        await indexPending(t.db, name);
+      });
+      const r = await listRecords(paused.db, spec, { terms: [marker], filters: [], order, page: 1, pageSize: 10 });
+      expect(paused.runs()).toBe(2);
+      expect('rows' in r ? { count: r.count, ids: r.rows.map((row) => Number(row.id)).sort((a, b) => a - b) } : r).toEqual({
+        count: 2,
+        ids,
+      });
+    } finally {
+      await strict.destroy();
+    }
   });
 
   // InnoDB notes a removed docs row's doc id in a transaction of its own that commits first; a
