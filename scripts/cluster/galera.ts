@@ -120,7 +120,24 @@ function galeraArgs(node: NodeInfo, all: NodeInfo[], bootstrap: boolean): string
   ];
 }
 
+/**
+ * Tries at starting a cluster. Its ports were free when chosen, but the system may hand one out
+ * again (as an outgoing connection's port) before a node binds it: seen in CI as a joiner whose
+ * state-transfer listener found its port in use, and died.
+ */
+const START_TRIES = 3;
+
 export async function startCluster(options: ClusterOptions = {}): Promise<GaleraCluster> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startClusterOnce(options);
+    } catch (err) {
+      if (attempt >= START_TRIES || !/Address already in use/.test((err as Error)?.message ?? '')) throw err;
+    }
+  }
+}
+
+async function startClusterOnce(options: ClusterOptions): Promise<GaleraCluster> {
   const missing = missingBinaries();
   if (missing.length) throw new Error(`missing ${missing.join(', ')} (apt-get install mariadb-server galera-4 rsync)`);
   const size = options.size ?? 3;
