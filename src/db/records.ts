@@ -39,8 +39,12 @@ export type ListResult = { count: number; rows: Row[] } | { count: number; pastE
 
 /** The list pipeline's database steps: filter, order, paginate (serializing is the caller's). */
 export async function listRecords(pool: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
-  if (!request.terms.length) return listIn(pool, spec, request);
-  return inSearchSnapshot(withDeadline(pool), spec.table, (db) => listIn(db, spec, request));
+  return onPoolOrSearching(pool, spec, request.terms, (db) => listIn(db, spec, request));
+}
+
+/** A search's statements share one deadline and one snapshot (inSearchSnapshot); the rest run on the pool. */
+function onPoolOrSearching<T>(pool: Db, spec: TableSpec, terms: readonly string[], work: (db: Db) => Promise<T>): Promise<T> {
+  return terms.length ? inSearchSnapshot(withDeadline(pool), spec.table, work) : work(pool);
 }
 
 async function listIn(db: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
@@ -123,8 +127,7 @@ export async function seekRecords(pool: Db, spec: TableSpec, request: SeekReques
     });
     return request.backward ? found.reverse() : found;
   }
-  if (!request.terms.length) return seekIn(pool, spec, request);
-  return inSearchSnapshot(withDeadline(pool), spec.table, (db) => seekIn(db, spec, request));
+  return onPoolOrSearching(pool, spec, request.terms, (db) => seekIn(db, spec, request));
 }
 
 async function seekIn(db: Db, spec: TableSpec, request: SeekRequest): Promise<Row[]> {
