@@ -23,12 +23,20 @@ export interface BenchOptions {
   smoke: boolean;
   /** Compare a 3-node Galera cluster of its own with one server (get and create only). */
   cluster: boolean;
+  /** The search scenarios over the realistic corpus (`searchSuite.ts`), on MySQL or SQLite. */
+  search: boolean;
+  /** With `search`: import the corpus into an empty database even when it is there already. */
+  reimport: boolean;
 }
 
 export const USAGE = `usage: npm run bench -- [--smoke] [--rows N] [--duration S] [--warmup S] [--connections N]
     [--database-url mysql://user@host:port/base] [--out FILE] [--scale N,N | --scale none]
     [--only get,list,deep,search,create,patch] [--profile DIR] [--workers 1,2] [--cluster]
+    [--search [--reimport]]
   --smoke: seconds, not minutes (2,000 rows, 1 s a scenario; report in build/bench-smoke.md).
+  --search: search scenarios over the realistic corpus, one client against the scan and over HTTP
+    (1,000,000 posts unless --rows; MySQL, or SQLite with --database-url sqlite:FILE); the corpus
+    is imported with npm run import (timed) when missing, or always with --reimport.
   --cluster: get and create through a 3-node Galera cluster and one server, both started for the
     run (npm run cluster's nodes); report in build/bench-cluster.md (10,000 rows unless --rows).
   Environment: BENCH_ROWS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_DATABASE_URL,
@@ -56,6 +64,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     options: {
       smoke: { type: 'boolean', default: false },
       cluster: { type: 'boolean', default: false },
+      search: { type: 'boolean', default: false },
+      reimport: { type: 'boolean', default: false },
       rows: { type: 'string' },
       duration: { type: 'string' },
       warmup: { type: 'string' },
@@ -72,31 +82,44 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   if (f.help) return 'help';
   const smoke = Boolean(f.smoke);
   const cluster = Boolean(f.cluster);
+  const search = Boolean(f.search);
   const options: BenchOptions = {
-    rows: Math.round(number('--rows', f.rows ?? env.BENCH_ROWS, 20) ?? (smoke ? 2000 : cluster ? 10_000 : 100_000)),
+    rows: Math.round(number('--rows', f.rows ?? env.BENCH_ROWS, 20) ?? (smoke ? 2000 : cluster ? 10_000 : search ? 1_000_000 : 100_000)),
     duration: number('--duration', f.duration ?? env.BENCH_DURATION, 0.1) ?? (smoke ? 1 : 10),
     warmup: number('--warmup', f.warmup ?? env.BENCH_WARMUP, 0) ?? (smoke ? 0.3 : 2),
     connections: Math.round(number('--connections', f.connections ?? env.BENCH_CONNECTIONS, 1) ?? 32),
     databaseUrl: f['database-url'] ?? env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/records_bench',
-    out: f.out ?? env.BENCH_OUT ?? (cluster ? 'build/bench-cluster.md' : smoke ? 'build/bench-smoke.md' : 'BENCHMARKS.md'),
+    out:
+      f.out ??
+      env.BENCH_OUT ??
+      (cluster ? 'build/bench-cluster.md' : smoke ? `build/bench-smoke${search ? '-search' : ''}.md` : 'BENCHMARKS.md'),
     scale: counts('--scale', f.scale ?? env.BENCH_SCALE) ?? (smoke ? [200, 2000] : [10_000, 1_000_000]),
     only: f.only ? f.only.split(',').map((s) => s.trim()) : [],
     profileDir: f.profile,
     workers: counts('--workers', f.workers ?? env.BENCH_WORKERS) ?? [1, 2],
     smoke,
     cluster,
+    search,
+    reimport: Boolean(f.reimport),
   };
-  const url = new URL(options.databaseUrl);
-  if (url.protocol !== 'mysql:') throw new OptionsError('the benchmark runs on MySQL: --database-url must be mysql://...');
-  if (!url.pathname.slice(1).includes('bench')) {
-    throw new OptionsError(`the database name must contain "bench" (the run empties and reseeds it), got "${url.pathname.slice(1)}"`);
+  if (options.reimport && !search) throw new OptionsError('--reimport goes with --search');
+  const sqlite = /^sqlite:/i.test(options.databaseUrl);
+  if (sqlite && !search)
+    throw new OptionsError('the benchmark runs on MySQL (only --search also runs on SQLite): --database-url must be mysql://...');
+  const name = sqlite ? options.databaseUrl.slice('sqlite:'.length) : new URL(options.databaseUrl).pathname.slice(1);
+  if (!sqlite && new URL(options.databaseUrl).protocol !== 'mysql:') {
+    throw new OptionsError('--database-url must be mysql://... (or, with --search, sqlite:FILE)');
+  }
+  if (!name.split('/').pop()!.includes('bench')) {
+    throw new OptionsError(`the database name must contain "bench" (the run empties and reseeds it), got "${name}"`);
   }
   if (!options.workers.length) throw new OptionsError('--workers needs at least one count, e.g. 1,2');
   return options;
 }
 
-/** The URL of the database that holds `rows` posts. */
+/** The URL of the database that holds `rows` posts: `_<rows>` after the name (before a file's extension). */
 export function databaseUrlFor(base: string, rows: number): string {
+  if (/^sqlite:/i.test(base)) return base.replace(/(\.[a-z0-9]+)?$/i, (ext) => `_${rows}${ext}`);
   const url = new URL(base);
   url.pathname = `/${url.pathname.slice(1)}_${rows}`;
   return url.toString();

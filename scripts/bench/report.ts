@@ -138,16 +138,16 @@ export function renderReport(r: Report): string {
   return lines.join('\n');
 }
 
-const BEGIN = '<!-- bench:begin: written by `npm run bench`; edit outside these markers -->';
-const END = '<!-- bench:end -->';
-
-export function writeReport(file: string, markdown: string): void {
-  const block = `${BEGIN}\n${markdown}\n${END}`;
+/** Writes `markdown` between the `<block>:begin`/`<block>:end` markers of `file`, keeping the rest. */
+export function writeReport(file: string, markdown: string, block = 'bench'): void {
+  const begin = `<!-- ${block}:begin: written by \`npm run bench\`; edit outside these markers -->`;
+  const end = `<!-- ${block}:end -->`;
+  const text = `${begin}\n${markdown}\n${end}`;
   const old = existsSync(file) ? readFileSync(file, 'utf8') : '';
-  const from = old.indexOf(BEGIN);
-  const to = old.indexOf(END);
-  const text =
-    from !== -1 && to > from ? `${old.slice(0, from)}${block}${old.slice(to + END.length)}` : `${old || '# Benchmarks\n\n'}${block}\n`;
+  const from = old.indexOf(begin);
+  const to = old.indexOf(end, from);
+  const whole =
+    from !== -1 && to > from ? `${old.slice(0, from)}${text}${old.slice(to + end.length)}` : `${old || '# Benchmarks\n\n'}${text}\n`;
   mkdirSync(dirname(file), { recursive: true });
-  writeFileSync(file, text);
+  writeFileSync(file, whole);
 }

@@ -13,6 +13,7 @@ import { getSecret } from '../../src/db/secrets';
 import { dbTimestamp } from '../../src/db/time';
 import { encodeCursor, fingerprint } from '../../src/handlers/cursor';
 import { measure, type Measurement, SCENARIOS, type ScenarioContext } from './scenarios';
+import { runSearchBench } from './searchSuite';
 import { ROOT, type RunningServer, startServer } from './servers';
 
 /** One service per worker count (WEB_CONCURRENCY), then the baseline; all stopped if one fails. */
@@ -167,6 +168,7 @@ async function main(): Promise<void> {
   if (parsed === 'help') return void console.log(USAGE);
   const options = parsed;
   if (options.cluster) return runClusterBench(options, options.out);
+  if (options.search) return runSearchBench(options);
   // The machine may be shared: its load beside the figures says how far to trust them.
   const loadAtStart = loadavg()
     .map((l) => l.toFixed(2))
