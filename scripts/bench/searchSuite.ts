@@ -21,6 +21,7 @@ import { databaseUrlFor, type BenchOptions } from './options';
 import { writeReport } from './report';
 import { measure, type Measurement } from './scenarios';
 import { percentile, scanOnce, SEARCH_SCENARIOS, type SearchScenario, searchOneClient } from './search';
+import { assertBuilt } from '../lib/service-process';
 import { ROOT, startServer } from './servers';
 
 /** The issue's targets: terms in at most 1% of the rows, and terms in more. */
@@ -131,6 +132,7 @@ async function measureHttp(
 }
 
 export async function runSearchBench(options: BenchOptions): Promise<void> {
+  assertBuilt(); // before an import of many minutes, not after it
   const loadAtStart = loadavg().map((l) => l.toFixed(2));
   const base = /^sqlite:/i.test(options.databaseUrl) ? options.databaseUrl : `${options.databaseUrl}_search`;
   const url = databaseUrlFor(base, options.rows);

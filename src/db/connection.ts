@@ -143,13 +143,24 @@ export function withQueryTimeout(db: Db, ms: number | (() => number)): Db {
   // node its new connection reaches. There the statement is answered 503 at the timeout and
   // left to end on its node.
   const cancel = isMysql(db) && typeof (db.client as Knex.Client).config.connection !== 'function';
-  const timed = <T>(built: T): T => {
-    const b = built as { timeout?: (ms: number, o: { cancel: boolean }) => T };
+  const wrapped = hookStatements(db, (built) => {
+    const b = built as { timeout?: (ms: number, o: { cancel: boolean }) => unknown };
     return typeof b?.timeout === 'function' ? b.timeout(typeof ms === 'function' ? ms() : ms, { cancel }) : built;
-  };
+  });
+  if (typeof ms === 'number') queryTimeouts.set(wrapped, ms);
+  return wrapped;
+}
+
+/**
+ * `db` whose every call that may start a statement (`db(table)`, `db.raw(...)`, `db.select(...)`,
+ * the same on its transactions, both forms of `transaction`) has its result passed through
+ * `hook` as it is made. What is not a builder (a promise, the instance) is passed too: `hook`
+ * returns what it does not know unchanged.
+ */
+export function hookStatements(db: Db, hook: (built: unknown) => unknown): Db {
   const wrap = (target: Knex | Knex.Transaction): Db =>
     new Proxy(target, {
-      apply: (fn, self, args: unknown[]) => timed<unknown>(Reflect.apply(fn, self, args)),
+      apply: (fn, self, args: unknown[]) => hook(Reflect.apply(fn, self, args)),
       get(fn, prop, receiver) {
         const value: unknown = Reflect.get(fn, prop, receiver);
         if (prop === 'transaction') {
@@ -158,16 +169,11 @@ export function withQueryTimeout(db: Db, ms: number | (() => number)): Db {
               ? fn.transaction((trx) => scope(wrap(trx) as Knex.Transaction), config)
               : fn.transaction(config).then((trx) => wrap(trx) as Knex.Transaction);
         }
-        // Every other method too: `db.raw(...)`, `db.select(...).from(...)`, `db.queryBuilder()`
-        // each start a statement. What is not a builder (a promise, the instance) has no
-        // `timeout` and comes back as it was.
-        if (typeof value === 'function') return (...args: unknown[]) => timed((value as (...a: unknown[]) => unknown).apply(fn, args));
+        if (typeof value === 'function') return (...args: unknown[]) => hook((value as (...a: unknown[]) => unknown).apply(fn, args));
         return value;
       },
     }) as Db;
-  const wrapped = wrap(db);
-  if (typeof ms === 'number') queryTimeouts.set(wrapped, ms);
-  return wrapped;
+  return wrap(db);
 }
 
 const queryTimeouts = new WeakMap<Db, number>();

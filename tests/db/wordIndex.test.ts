@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { knex, type Knex } from 'knex';
+import { hookStatements } from '../../src/db/connection';
 import { deleteRecord, insertRecord, listRecords, seekRecords, updateRecord } from '../../src/db/records';
 import { foldCollation } from '../../src/db/search';
 import { SNAPSHOT_TRIES } from '../../src/db/searchIndex';
@@ -55,20 +56,7 @@ function pausingAfter(db: Knex, table: string, between: () => Promise<unknown>):
       }).then(ok, fail);
     return built;
   };
-  const wrap = (target: Knex | Knex.Transaction): Knex =>
-    new Proxy(target, {
-      apply: (fn, self, args: unknown[]) => hook(Reflect.apply(fn, self, args)),
-      get(fn, prop, receiver) {
-        const value: unknown = Reflect.get(fn, prop, receiver);
-        if (prop === 'transaction') {
-          return (scope: (trx: Knex.Transaction) => Promise<unknown>, config?: Knex.TransactionConfig) =>
-            fn.transaction((trx) => scope(wrap(trx) as Knex.Transaction), config);
-        }
-        if (typeof value === 'function') return (...args: unknown[]) => hook((value as (...a: unknown[]) => unknown).apply(fn, args));
-        return value;
-      },
-    }) as Knex;
-  return { db: wrap(db), runs: () => runs };
+  return { db: hookStatements(db, hook), runs: () => runs };
 }
 
 /**
