@@ -10,6 +10,9 @@ export interface DiskSizes {
   parts: [string, number][];
 }
 
+/** Unknown table: the information_schema view of another server (MariaDB's or MySQL 8's names). */
+const ER_UNKNOWN_TABLE = 1109;
+
 /** Search index parts: the word index's tables, InnoDB FULLTEXT's, SQLite's FTS5 shadow tables. */
 const INDEX_PART = /^(posts_search|fts_)/i;
 
@@ -46,8 +49,12 @@ async function mysqlSizes(db: Db): Promise<{ name: string; bytes: number }[]> {
       [docs] = await db.raw(
         `SELECT TABLE_ID AS id FROM information_schema.${tables} WHERE NAME = CONCAT(DATABASE(), '/posts_search_docs')`,
       );
-    } catch {
-      continue; // not this server's views
+    } catch (err) {
+      if ((err as { errno?: number }).errno === ER_UNKNOWN_TABLE) continue; // not this server's views
+      throw err;
+    }
+    if (!rows.some((r) => r.name === 'posts')) {
+      throw new Error(`${spaces} has no file of the posts table (innodb_file_per_table off, or a database name InnoDB encodes)`);
     }
     const fts = docs.length ? `fts_${BigInt(docs[0].id).toString(16).padStart(16, '0')}_` : undefined;
     return rows

@@ -103,6 +103,16 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     reimport: Boolean(f.reimport),
   };
   if (options.reimport && !search) throw new OptionsError('--reimport goes with --search');
+  if (search) {
+    const unused = [
+      cluster && '--cluster',
+      f.only && '--only',
+      f.scale && '--scale',
+      f.profile && '--profile',
+      f.connections && '--connections',
+    ];
+    if (unused.some(Boolean)) throw new OptionsError(`--search does not take ${unused.filter(Boolean).join(', ')}`);
+  }
   const sqlite = /^sqlite:/i.test(options.databaseUrl);
   if (sqlite && !search)
     throw new OptionsError('the benchmark runs on MySQL (only --search also runs on SQLite): --database-url must be mysql://...');
@@ -117,10 +127,13 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   return options;
 }
 
-/** The URL of the database that holds `rows` posts: `_<rows>` after the name (before a file's extension). */
-export function databaseUrlFor(base: string, rows: number): string {
-  if (/^sqlite:/i.test(base)) return base.replace(/(\.[a-z0-9]+)?$/i, (ext) => `_${rows}${ext}`);
+/**
+ * The URL of the database that holds `rows` posts: `<suffix>_<rows>` after the name (before a
+ * file's extension).
+ */
+export function databaseUrlFor(base: string, rows: number, suffix = ''): string {
+  if (/^sqlite:/i.test(base)) return base.replace(/(\.[a-z0-9]+)?$/i, (ext) => `${suffix}_${rows}${ext}`);
   const url = new URL(base);
-  url.pathname = `/${url.pathname.slice(1)}_${rows}`;
+  url.pathname = `/${url.pathname.slice(1)}${suffix}_${rows}`;
   return url.toString();
 }
