@@ -32,7 +32,7 @@ const MANY = { connections: 32, timesScan: 10 };
 
 interface Imported {
   seconds: number;
-  /** The import's own progress lines, the last of each kind (checked, written, indexed). */
+  /** The import's own progress lines, the last of each kind (checked, written, indexed, imported). */
   phases: string[];
 }
 
