@@ -28,6 +28,8 @@ async function main(): Promise<void> {
       onValidated: (k) => line('checked', k),
       onWritten: (k) => (k % 100_000 < 5000 ? line('written', k) : undefined),
       onIndexed: (k) => (k % 100_000 < 2000 ? line('indexed', k) : undefined),
+      onDense: (k) =>
+        process.stderr.write(`listed the records without ${k} dense words, ${((Date.now() - started) / 1000).toFixed(1)} s\n`),
     });
     console.log(`imported ${n.toLocaleString('en')} ${values.collection} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } finally {

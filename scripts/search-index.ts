@@ -2,12 +2,14 @@
 // (src/db/wordIndex.ts) at once: those a table held when migration 006 or 008 made its index,
 // and any written since that no running service has indexed yet. Search is exact meanwhile
 // (pending records are checked with the scan's predicate), only slower. Resumable: each batch is
-// one transaction. On SQLite there is nothing to do (its triggers index).
+// one transaction. Then it chooses each table's dense words (src/db/denseWords.ts). On SQLite
+// there is nothing to do (its triggers index).
 import { parseArgs } from 'node:util';
 import { collections } from '../src/collections';
 import { ConfigError, loadConfig } from '../src/config';
 import { isMysql, openDb } from '../src/db/connection';
 import { migrate } from '../src/db/migrations';
+import { chooseDenseWords } from '../src/db/denseWords';
 import { indexPending } from '../src/db/wordIndex';
 
 async function main(): Promise<void> {
@@ -24,7 +26,11 @@ async function main(): Promise<void> {
       const n = await indexPending(db, name, {
         onProgress: (k) => (k % 50_000 < 1000 ? process.stderr.write(`${name}: indexed ${k.toLocaleString('en')}\n`) : undefined),
       });
-      console.log(`${name}: ${n.toLocaleString('en')} records indexed, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+      const { filled, dropped } = await chooseDenseWords(db, name);
+      console.log(
+        `${name}: ${n.toLocaleString('en')} records indexed, ${filled} dense words listed, ${dropped} dropped, ` +
+          `${((Date.now() - started) / 1000).toFixed(1)} s`,
+      );
     }
   } finally {
     await db.destroy();

@@ -4,6 +4,7 @@ import { createReadStream } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { collections } from '../../src/collections';
 import { type Db, isMysql } from '../../src/db/connection';
+import { chooseDenseWords } from '../../src/db/denseWords';
 import { indexPending } from '../../src/db/wordIndex';
 import { migrate } from '../../src/db/migrations';
 import { dbTimestamp } from '../../src/db/time';
@@ -17,6 +18,8 @@ export interface ImportOptions {
   onValidated?: (lines: number) => void;
   onWritten?: (rows: number) => void;
   onIndexed?: (rows: number) => void;
+  /** MySQL: how many dense words' lists were filled (src/db/denseWords.ts). */
+  onDense?: (words: number) => void;
 }
 
 async function* lines(file: string): AsyncGenerator<[number, string]> {
@@ -89,6 +92,10 @@ export async function importFile(db: Db, collection: string, file: string, optio
   const written = await writeRows(db, rows(), { table: c.name, columns, searchFields: c.searchFields, onProgress: options.onWritten });
   // MySQL: the rows are committed and searchable (pending records are checked by the scan's
   // predicate); indexing them, a batch at a time, makes their search fast.
-  if (isMysql(db)) await indexPending(db, c.name, { batch: 2000, onProgress: options.onIndexed });
+  if (isMysql(db)) {
+    await indexPending(db, c.name, { batch: 2000, onProgress: options.onIndexed });
+    const { filled } = await chooseDenseWords(db, c.name);
+    options.onDense?.(filled);
+  }
   return written;
 }

@@ -1,6 +1,7 @@
 import { type Db, isMysql } from '../../src/db/connection';
 import { recount } from '../../src/db/counts';
 import { migrate } from '../../src/db/migrations';
+import { chooseDenseWords } from '../../src/db/denseWords';
 import { emptyWordIndex, indexPending } from '../../src/db/wordIndex';
 import { type CollectionName, rowSource } from './data';
 import { loadRows, type LoadOptions } from './load';
@@ -32,7 +33,10 @@ export async function seedCollection(db: Db, table: CollectionName, count: numbe
   }
   await loadRows(db, rowSource(table, count, options.seed ?? DEFAULT_SEED), { ...options, count });
   // MySQL: the loaded rows were left pending by the index's triggers; index them in batches.
-  if (isMysql(db)) await indexPending(db, table);
+  if (isMysql(db)) {
+    await indexPending(db, table);
+    await chooseDenseWords(db, table);
+  }
   // The bulk load writes around the service's row counters; set them from the rows.
   await recount(db, table);
 }

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { collections } from '../collections';
+import { chooseDenseWords } from './denseWords';
 import { indexPending, wordTables } from './wordIndex';
 
 /**
@@ -21,6 +22,8 @@ export interface IndexerOptions {
   sweepMs?: number;
   /** Records per batch. */
   batch?: number;
+  /** Milliseconds between choices of every table's dense words (denseWords.ts); the first at start. */
+  chooseMs?: number;
   /** The first failure of a run of them (the database away, say); the next success is quiet. */
   onError?: (err: unknown) => void;
 }
@@ -35,8 +38,9 @@ export function pendingWritten(table: string): void {
 const TABLES = collections.filter((c) => c.searchFields.length).map((c) => c.name);
 
 export function startIndexer(db: Knex, options: IndexerOptions = {}): Indexer {
-  const { sweepMs = 5000, batch = 500, onError } = options;
+  const { sweepMs = 5000, batch = 500, chooseMs = 10 * 60_000, onError } = options;
   const due = new Set<string>();
+  let choosing: Promise<void> | undefined;
   let active: Promise<void> | undefined;
   let stopped = false;
   let failing = false;
@@ -72,6 +76,28 @@ export function startIndexer(db: Knex, options: IndexerOptions = {}): Indexer {
   }, sweepMs);
   sweep.unref();
 
+  // Words grow dense (or stop being) as tables fill through the service. Beside the drain, which
+  // under a steady stream of writes never ends; each choice is safe beside indexers.
+  function choose(): void {
+    if (choosing || stopped) return;
+    choosing = (async () => {
+      for (const table of TABLES) {
+        if (stopped) return;
+        await chooseDenseWords(db, table);
+      }
+    })()
+      .catch((err: unknown) => {
+        // One report for a run of failures, the drain's and these alike.
+        if (!failing) onError?.(err);
+        failing = true;
+      })
+      .finally(() => {
+        choosing = undefined;
+      });
+  }
+  const chooser = setInterval(choose, chooseMs);
+  chooser.unref();
+
   const indexer: Indexer = {
     nudge(table) {
       due.add(table);
@@ -80,13 +106,15 @@ export function startIndexer(db: Knex, options: IndexerOptions = {}): Indexer {
     async stop() {
       stopped = true;
       clearInterval(sweep);
+      clearInterval(chooser);
       running.delete(indexer);
-      await active;
+      await Promise.all([active, choosing]);
     },
   };
   running.add(indexer);
   // What earlier runs left (a service stopped mid-batch, say).
   for (const table of TABLES) due.add(table);
   run();
+  choose();
   return indexer;
 }

@@ -5,6 +5,7 @@ import { type Db, type DbLog, DEFAULT_POOL, isMysql, openDb } from './connection
 import { withMigrationLease } from './lease';
 import { orderIndexName } from './order';
 import { retrying } from './retry';
+import { addDenseWords } from './denseWords';
 import { indexTable, sqliteIndexStatements } from './searchIndex';
 import {
   addRemovalsRow,
@@ -242,6 +243,24 @@ migrations['20261125_009_search_removals'] = {
   async down(db) {
     if (!isMysql(db)) return;
     await db.schema.dropTableIfExists(REMOVALS);
+  },
+};
+
+migrations['20261125_010_dense_words'] = {
+  // MySQL: the words nearly every record holds, and per word the records without it
+  // (denseWords.ts), so that a term in most records is counted without reading their text. Empty
+  // until chosen (seed, import, `npm run search-index`, the service's indexer).
+  async up(db) {
+    if (!isMysql(db)) return;
+    for (const table of RECORD_TABLES) await addDenseWords(db, table);
+  },
+  async down(db) {
+    if (!isMysql(db)) return;
+    for (const table of RECORD_TABLES) {
+      const { dense, without } = wordTables(table);
+      await db.schema.dropTableIfExists(without);
+      await db.schema.dropTableIfExists(dense);
+    }
   },
 };
 

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { type Db, inTransaction, isMysql, searchFold } from './connection';
 import { orderIndexName } from './order';
+import { planDenseCount } from './denseWords';
 import { applySearch, foldCollation } from './search';
 import { indexedFields, removalsOf } from './wordIndex';
 import { searchTuning } from './searchTuning';
@@ -169,7 +170,12 @@ export async function planSearch(
     const scan: SearchPlan = { apply: (q) => applySearch(q, fields, terms, collation), indexed: false, among, walkLimit };
     if (!indexedFields(table)) return scan;
     const plan = await planWords(db, table, fields, terms, collation);
-    if (!plan.none && !plan.groups.length) return scan;
+    if (!plan.none && !plan.groups.length) {
+      // Terms in most records: the page walks the order with the scan's predicate (it fills
+      // soon); the count, from the dense words' lists where they hold every term.
+      const count = await planDenseCount(db, table, fields, terms, collation);
+      return count ? { ...scan, count } : scan;
+    }
     return {
       apply: (q) => applyWords(q, table, fields, terms, plan, collation),
       share: plan.share,

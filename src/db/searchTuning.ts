@@ -16,4 +16,8 @@ export const searchTuning = {
    * match looked up and sorted, at 1,000,000 posts on MariaDB).
    */
   walkPerMatch: 5,
+  /** MySQL: the newest records whose text tells how common each term is (wordSearch.ts); smaller tables have no common term. */
+  sample: 200,
+  /** MySQL: a word in at least this share of the records sampled is dense (denseWords.ts). */
+  denseShare: 0.9,
 };

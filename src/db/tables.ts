@@ -5,6 +5,7 @@ import { loadSpec } from '../spec';
 import { isMysql } from './connection';
 import { COUNT_SLOTS } from './counts';
 import { orderIndexName } from './order';
+import { addDenseWords } from './denseWords';
 import { indexTable, sqliteIndexStatements } from './searchIndex';
 import { addRemovalsRow, addWordGrams, addWordIndex, mysqlDropStatements, REMOVALS } from './wordIndex';
 
@@ -105,11 +106,12 @@ export async function createRecordTable(db: Knex, c: Collection, spec: OpenAPIV3
   await addCounterRows(db, c.name);
   await addCountTriggers(db, c.name);
   // Its search index (SQLite: migration 005's trigram table; MySQL: 006's word index, 007's
-  // grams, 009's removal count).
+  // grams, 009's removal count, 010's dense words).
   if (mysql) {
     await addWordIndex(db, c.name, c.searchFields);
     await addWordGrams(db, c.name);
     await addRemovalsRow(db, c.name);
+    await addDenseWords(db, c.name);
   } else for (const sql of sqliteIndexStatements(c.name, c.searchFields)) await db.raw(sql);
 }
 

@@ -45,6 +45,10 @@ export interface WordTables {
   grams: string;
   docs: string;
   pending: string;
+  /** Words found in nearly every record, chosen by denseWords.ts; `ready` once `without` is full. */
+  dense: string;
+  /** For each dense word, the indexed records whose tokens lack it (denseWords.ts). */
+  without: string;
 }
 
 export function wordTables(table: string): WordTables {
@@ -53,6 +57,8 @@ export function wordTables(table: string): WordTables {
     grams: `${table}_search_grams`,
     docs: `${table}_search_docs`,
     pending: `${table}_search_pending`,
+    dense: `${table}_search_dense`,
+    without: `${table}_search_without`,
   };
 }
 
@@ -172,7 +178,7 @@ export function mysqlDropStatements(table: string): string[] {
   return [
     ...['insert', 'update', 'delete'].map((e) => `DROP TRIGGER IF EXISTS \`${table}_search_${e}\``),
     ...mysqlGramDropStatements(table),
-    ...[t.docs, t.words, t.pending].map((name) => `DROP TABLE IF EXISTS \`${name}\``),
+    ...[t.docs, t.words, t.pending, t.dense, t.without].map((name) => `DROP TABLE IF EXISTS \`${name}\``),
   ];
 }
 
@@ -279,6 +285,20 @@ async function insertDocs(
   );
   const id = (w: string) => known.get(w) ?? fresh.get(w)!;
   await trx(t.docs).insert(rows.map((r, i) => ({ id: r.id, codes: perRow[i].map((w) => wordCode(id(w))).join(' ') })));
+  // The latest committed (indexPending holds off new dense words until this commits).
+  const dense = (await trx(t.dense).forShare().pluck('word_id')).map(Number);
+  if (dense.length) {
+    const without = rows.flatMap((r, i) => {
+      const has = new Set(perRow[i].map(id));
+      return dense.filter((w) => !has.has(w)).map((w) => ({ word_id: w, id: r.id }));
+    });
+    // Ignored duplicates: a list being filled may have read this record's previous docs row.
+    for (let i = 0; i < without.length; i += LOOKUP_CHUNK)
+      await trx(t.without)
+        .insert(without.slice(i, i + LOOKUP_CHUNK))
+        .onConflict()
+        .ignore();
+  }
   return fresh;
 }
 
@@ -314,12 +334,16 @@ export async function indexPending(
         await trx(REMOVALS).where({ table_name: table }).forUpdate().first('n');
         const ids = (await trx(t.pending).orderBy('id').limit(batch).forUpdate().pluck('id')) as (number | string)[];
         if (ids.length && (await trx(t.docs).whereIn('id', ids).delete())) await noteRemoval(trx, table);
+        if (ids.length) await trx(t.without).whereIn('id', ids).delete();
         return ids;
       }),
     );
     if (!ids.length) return done;
     const { n, fresh } = await retrying(() =>
       db.transaction(async (trx) => {
+        // A turn shared with other indexers, taken before the pending rows (as the first
+        // transaction takes it): a word being made dense waits for it (denseWords.ts).
+        await trx(REMOVALS).where({ table_name: table }).forShare().first('n');
         const locked = (await trx(t.pending).whereIn('id', ids).forUpdate().pluck('id')) as (number | string)[];
         // A docs row written meanwhile by another indexer, for a record changed again since: its
         // removal is a next batch's, never this transaction's.
@@ -375,5 +399,5 @@ export async function addRemovalsRow(db: Knex, table: string): Promise<void> {
 /** Empties the index of a table emptied by TRUNCATE (which fires no trigger). */
 export async function emptyWordIndex(db: Knex, table: string): Promise<void> {
   const t = wordTables(table);
-  for (const name of [t.docs, t.pending, t.grams, t.words]) await db.raw('TRUNCATE TABLE ??', [name]);
+  for (const name of [t.docs, t.pending, t.grams, t.words, t.dense, t.without]) await db.raw('TRUNCATE TABLE ??', [name]);
 }

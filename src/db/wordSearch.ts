@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from './connection';
 import { applySearch } from './search';
+import { searchTuning } from './searchTuning';
 import { trigramsOf } from './trigrams';
 import { foldSql, GRAM, wordCode, wordTables } from './wordIndex';
 
@@ -36,7 +37,7 @@ export interface WordPlan {
   share: number;
 }
 
-function piecePredicate(place: Place, word: string, term: string): string {
+export function piecePredicate(place: Place, word: string, term: string): string {
   if (place === 'inside') return `INSTR(${word}, ${term}) > 0`;
   if (place === 'start') return `INSTR(${word}, ${term}) = 1`;
   if (place === 'end') return `INSTR(REVERSE(${word}), REVERSE(${term})) = 1`;
@@ -80,9 +81,6 @@ async function lookUp(db: Db, table: string, piece: string, place: Place, collat
   return ids.map(Number);
 }
 
-/** Rows whose text samples how common each term is: the newest ones (the default order's index). */
-export const SAMPLE = 200;
-
 /**
  * Which terms are common: held by more than COMMON_SHARE of a sample of the newest records (the
  * scan's predicate on them). For those, reading the index costs more than the scan: InnoDB
@@ -107,18 +105,18 @@ async function sampleTerms(
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
     ])
-    .limit(SAMPLE)
+    .limit(searchTuning.sample)
     .as('s');
   const sums = terms.map((t, i) => db.raw(`SUM(${holds}) AS ??`, [...fields.flatMap((f) => [f, t]), `t${i}`]));
   const [row] = await db
     .select<Record<string, number | string>[]>(db.raw('COUNT(*) AS n'), ...sums)
     .from(sample)
     .join(table, `${table}.id`, 's.id');
-  if (Number(row.n) < SAMPLE) return { common: new Set(), share: 1 };
+  if (Number(row.n) < searchTuning.sample) return { common: new Set(), share: 1 };
   const hits = terms.map((_, i) => Number(row[`t${i}`]));
   return {
-    common: new Set(terms.filter((_, i) => hits[i] > COMMON_SHARE * SAMPLE)),
-    share: Math.min(1, (Math.min(...hits) + 1) / SAMPLE),
+    common: new Set(terms.filter((_, i) => hits[i] > COMMON_SHARE * searchTuning.sample)),
+    share: Math.min(1, (Math.min(...hits) + 1) / searchTuning.sample),
   };
 }
 

@@ -1,11 +1,12 @@
 // A process that writes posts without pause (create, update, delete) through the service's
 // database layer, with the service's background indexer on MySQL, to be killed mid-write by
 // tests/db/searchIndex.crash.test.ts (or to lose its server to a kill). Argument: the SQLite
-// file, or a mysql:// URL.
+// file, or a mysql:// URL. SEARCH_TUNING (JSON) moves src/db/searchTuning.ts as the test does.
 import { parseDatabaseUrl } from '../../src/config';
 import { isMysql, openDb } from '../../src/db/connection';
 import { startIndexer } from '../../src/db/indexer';
 import { deleteRecord, insertRecord, updateRecord } from '../../src/db/records';
+import { searchTuning } from '../../src/db/searchTuning';
 import { dbTimestamp } from '../../src/db/time';
 
 const TEXTS = ['alpha ÉCOLE', 'bêta σοφός', 'gamma Straße', 'delta 🎉 party', 'epsilon école'];
@@ -13,7 +14,9 @@ const TEXTS = ['alpha ÉCOLE', 'bêta σοφός', 'gamma Straße', 'delta 🎉 
 async function main(): Promise<void> {
   const target = process.argv[2];
   const db = openDb(target.startsWith('mysql://') ? parseDatabaseUrl(target) : { client: 'sqlite', filename: target });
-  if (isMysql(db)) startIndexer(db, { sweepMs: 200 });
+  Object.assign(searchTuning, JSON.parse(process.env.SEARCH_TUNING ?? '{}'));
+  // Dense words chosen (and their lists filled) again and again, crashes and all.
+  if (isMysql(db)) startIndexer(db, { sweepMs: 200, chooseMs: 500 });
   let n = 0;
   process.stdout.write('ready\n');
   for (;;) {

@@ -1,0 +1,174 @@
+import type { Knex } from 'knex';
+import type { Db } from './connection';
+import { countAll } from './counts';
+import { applySearch } from './search';
+import { searchTuning } from './searchTuning';
+import { foldSql, REMOVALS, wordCode, wordTables } from './wordIndex';
+import { piecePredicate } from './wordSearch';
+
+/**
+ * The counts of terms found in most records, on MySQL. InnoDB FULLTEXT visits every document
+ * that holds a word (about 10 µs each, so 10 s for a word in each of 1,000,000 records): such a
+ * term was counted by the scan, reading every row's text. Instead, the few words that nearly every
+ * record holds (`the`, `and`) are dense: for each, `<table>_search_without` lists the indexed
+ * records that lack it. A record that does not hold a term holds none of the words containing it,
+ * so it is in the list of every dense word that contains the term, or else pending. The count is
+ * then the table's, less those listed or pending records that do not hold the term (the scan's
+ * predicate, on a few rows per thousand).
+ *
+ * Exact like the rest of the index: indexPending writes a record's list rows in the transaction
+ * that writes its docs row, and removes them in the one that removes it (wordIndex.ts); a word's
+ * list is used only once it has been filled (`ready`). Lists rows of records that hold the word
+ * (a fill that read a docs row since replaced) cost a check each, never a wrong count.
+ */
+
+/** Newest docs rows read to choose the dense words. */
+const CHOICE_SAMPLE = 1000;
+/** At most this many dense words per table. */
+const MAX_DENSE = 32;
+/** Docs rows read per statement while filling lists. */
+const FILL_CHUNK = 20_000;
+
+/** SQL of a table's dense words and their lists (migration 010, createRecordTable). */
+export function mysqlDenseStatements(table: string): string[] {
+  const t = wordTables(table);
+  const options = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin';
+  return [
+    `CREATE TABLE \`${t.dense}\` (word_id INT UNSIGNED NOT NULL PRIMARY KEY, ready TINYINT NOT NULL DEFAULT 0) ${options}`,
+    // By record too: indexPending removes a batch's rows by record id.
+    `CREATE TABLE \`${t.without}\` (word_id INT UNSIGNED NOT NULL, id BIGINT UNSIGNED NOT NULL, PRIMARY KEY (word_id, id), ` +
+      `KEY \`${t.without}_id\` (id)) ${options}`,
+  ];
+}
+
+export async function addDenseWords(db: Knex, table: string): Promise<void> {
+  for (const sql of mysqlDenseStatements(table)) await db.raw(sql);
+}
+
+/**
+ * Makes dense the words held by at least searchTuning.denseShare of the newest records indexed
+ * (and no longer dense those that are not), filling each new word's list. Run after bulk loads
+ * (seed, import, `npm run search-index`) and by the service's indexer; safe beside writers and
+ * other indexers. Returns how many words' lists were filled and how many words were dropped.
+ */
+export async function chooseDenseWords(db: Knex, table: string): Promise<{ filled: number; dropped: number }> {
+  const t = wordTables(table);
+  const sample = (await db(t.docs).orderBy('id', 'desc').limit(CHOICE_SAMPLE).pluck('codes')) as string[];
+  const held = new Map<number, number>();
+  for (const codes of sample) {
+    for (const code of codes.split(' ')) {
+      const id = parseInt(code.slice(1), 36);
+      held.set(id, (held.get(id) ?? 0) + 1);
+    }
+  }
+  // A table smaller than search's sample has no common term: nothing to count faster. On a
+  // Galera cluster, none at all: the turn that makes a new word wait for indexers under way is a
+  // lock, and locks do not reach another node's indexer.
+  const wanted =
+    sample.length < searchTuning.sample || (await galera(db))
+      ? []
+      : [...held]
+          .filter(([, n]) => n >= searchTuning.denseShare * sample.length)
+          .sort((a, b) => b[1] - a[1])
+          .slice(0, MAX_DENSE)
+          .map(([id]) => id);
+  const current = await db(t.dense).select<{ word_id: number; ready: number }[]>('word_id', 'ready');
+  const dropped = current.filter((d) => !wanted.includes(Number(d.word_id))).map((d) => Number(d.word_id));
+  for (const id of dropped) {
+    await db.transaction(async (trx) => {
+      await trx(t.dense).where({ word_id: id }).delete();
+      await trx(t.without).where({ word_id: id }).delete();
+    });
+  }
+  // Words chosen before whose fill was cut short are filled again (duplicates are ignored).
+  const unready = new Set(current.filter((d) => !Number(d.ready)).map((d) => Number(d.word_id)));
+  const fill = wanted.filter((id) => unready.has(id) || !current.some((d) => Number(d.word_id) === id));
+  if (fill.length) {
+    // Committed before the fill reads. The removal count's row is the turn indexPending's
+    // writing transactions take (shared) before they read the dense words: this waits for those
+    // under way, and every later one sees these words and lists its records itself.
+    await db.transaction(async (trx) => {
+      await trx(REMOVALS).where({ table_name: table }).forUpdate().first('n');
+      await trx(t.dense)
+        .insert(fill.map((word_id) => ({ word_id, ready: 0 })))
+        .onConflict()
+        .ignore();
+    });
+    await fillLists(db, table, fill);
+    await db(t.dense).whereIn('word_id', fill).update({ ready: 1 });
+  }
+  return { filled: fill.length, dropped: dropped.length };
+}
+
+async function galera(db: Knex): Promise<boolean> {
+  const [rows] = (await db.raw("SHOW VARIABLES LIKE 'wsrep_on'")) as [{ Value: string }[]];
+  return rows.some((r) => r.Value === 'ON');
+}
+
+/** Lists, for these words, every indexed record whose docs row lacks them, a range of ids at a time. */
+async function fillLists(db: Knex, table: string, words: readonly number[]): Promise<void> {
+  const t = wordTables(table);
+  // Codes are `x` + digits, one space between: `x...` + space is found only as a whole code.
+  const chosen = words.map(() => 'SELECT ? AS word_id, ? AS code').join(' UNION ALL ');
+  const values = words.flatMap((id) => [id, `${wordCode(id)} `]);
+  let after = 0;
+  for (;;) {
+    const [last] = (await db(t.docs)
+      .where('id', '>', after)
+      .orderBy('id')
+      .offset(FILL_CHUNK - 1)
+      .limit(1)
+      .pluck('id')) as (number | string)[];
+    const upTo = last === undefined ? Number.MAX_SAFE_INTEGER : Number(last);
+    // A locking read of the docs rows (INSERT ... SELECT): an indexer replacing one waits, and
+    // then writes the new row's list rows itself.
+    await db.raw(
+      `INSERT IGNORE INTO ?? (word_id, id) SELECT c.word_id, d.id FROM ?? d JOIN (${chosen}) c ` +
+        `ON INSTR(CONCAT(d.codes, ' '), c.code) = 0 WHERE d.id > ? AND d.id <= ?`,
+      [t.without, t.docs, ...values, after, upTo],
+    );
+    if (last === undefined) return;
+    after = upTo;
+  }
+}
+
+/**
+ * The count of records holding every term, from the dense words' lists, when each term is
+ * contained in a dense word (phrases never: their words may all be there, apart); else undefined.
+ */
+export async function planDenseCount(
+  db: Db,
+  table: string,
+  fields: readonly string[],
+  terms: readonly string[],
+  collation: string | undefined,
+): Promise<(() => Promise<number>) | undefined> {
+  const t = wordTables(table);
+  const perTerm: number[][] = [];
+  for (const term of terms) {
+    if (/\s/u.test(term)) return undefined;
+    const ids = (await db({ d: t.dense })
+      .join({ w: t.words }, 'w.id', 'd.word_id')
+      .where('d.ready', 1)
+      .whereRaw(piecePredicate('inside', '??', foldSql(collation)), ['w.folded', term])
+      .pluck('d.word_id')) as (number | string)[];
+    if (!ids.length) return undefined;
+    perTerm.push(ids.map(Number));
+  }
+  // Every record that may not hold some term: in the lists of all the dense words containing
+  // it, or pending. Read from the lists first (a join from the table scanned it).
+  const listed = () => {
+    const ids = db(t.pending).select('id');
+    for (const words of perTerm) {
+      ids.union(db(t.without).select('id').whereIn('word_id', words).groupBy('id').havingRaw('COUNT(*) = ?', [words.length]));
+    }
+    return db(table).join(ids.as('c'), 'c.id', `${table}.id`);
+  };
+  return async () => {
+    const holding = listed();
+    applySearch(holding, fields, terms, collation);
+    const [{ n: candidates }] = await listed().count<{ n: number | string }[]>({ n: '*' });
+    const [{ n: holds }] = await holding.count<{ n: number | string }[]>({ n: '*' });
+    return (await countAll(db, table)) - Number(candidates) + Number(holds);
+  };
+}
