@@ -32,7 +32,7 @@ const MANY = { connections: 32, timesScan: 10 };
 
 interface Imported {
   seconds: number;
-  /** The import's own progress lines, the last of each kind (checked, written, indexed, imported). */
+  /** The import's own progress lines, the last of each kind (checked, written, indexed, listed, imported). */
   phases: string[];
 }
 
@@ -103,7 +103,7 @@ async function importCorpus(url: string, rows: number): Promise<Imported> {
     for (const input of [child.stdout, child.stderr]) {
       createInterface({ input }).on('line', (line) => {
         process.stderr.write(`[import] ${line}\n`);
-        const kind = /^(checked|written|indexed|imported) /.exec(line)?.[1];
+        const kind = /^(checked|written|indexed|listed|imported) /.exec(line)?.[1];
         if (kind) last.set(kind, line);
       });
     }

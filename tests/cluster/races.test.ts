@@ -1,5 +1,9 @@
 import type { Db } from '../../src/db/connection';
+import { chooseDenseWords } from '../../src/db/denseWords';
+import { searchTuning } from '../../src/db/searchTuning';
+import { indexPending, wordTables } from '../../src/db/wordIndex';
 import { fixtures } from '../helpers/fixtures';
+import { scannedIds } from '../helpers/scan';
 import {
   type ClusterApp,
   describeCluster,
@@ -16,6 +20,7 @@ import {
 
 const DATABASE = 'records_cluster_races';
 const posts = fixtures.find((f) => f.name === 'posts')!;
+const books = fixtures.find((f) => f.name === 'books')!;
 
 describeCluster('on a Galera cluster, writers on every node', () => {
   let cluster: GaleraCluster;
@@ -100,5 +105,28 @@ describeCluster('on a Galera cluster, writers on every node', () => {
       const [{ sum }] = await db('record_counts').where({ table_name: 'tasks' }).sum({ sum: 'n' });
       expect([Number(n), Number(sum)]).toEqual([35, 35]);
     }
+  });
+
+  // What holds off an indexer while a word becomes dense is a lock, which another node's indexer
+  // never meets: no word is dense on a cluster, and a term in every record is counted by the scan.
+  test('no word is made dense on a cluster; a common term is counted exactly', async () => {
+    const created = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        through(i).request('POST', '/api/books/', { body: { ...books.valid(i), title: `the book ${i}`, author: 'the author' } }),
+      ),
+    );
+    expect(created.map((r) => r.status)).toEqual(Array(30).fill(201));
+    const defaults = { ...searchTuning };
+    Object.assign(searchTuning, { sample: 10, denseShare: 0.5 });
+    try {
+      await indexPending(nodes[0], 'books');
+      expect(await chooseDenseWords(nodes[0], 'books')).toEqual({ filled: 0, dropped: 0 });
+      expect(await nodes[1](wordTables('books').dense).count({ n: '*' })).toEqual([{ n: 0 }]);
+    } finally {
+      Object.assign(searchTuning, defaults);
+    }
+    const want = (await scannedIds(nodes[2], 'books', books.searchFields, ['the'])).length;
+    expect(want).toBeGreaterThanOrEqual(30);
+    for (const app of apps) expect((await app.request('GET', '/api/books/?search=the')).body.count).toBe(want);
   });
 });
