@@ -16,6 +16,11 @@ export const searchTuning = {
    * match looked up and sorted, at 1,000,000 posts on MariaDB).
    */
   walkPerMatch: 5,
+  /**
+   * A page of more matches than are held walks the order's index with the scan's predicate when
+   * it expects to check at most this many rows (listRecords; about 5 µs a row).
+   */
+  walkRows: 5000,
   /** MySQL: the newest records whose text tells how common each term is (wordSearch.ts); smaller tables have no common term. */
   sample: 200,
   /** MySQL: a word in at least this share of the records sampled is dense (denseWords.ts). */

@@ -88,9 +88,10 @@ const SEARCHES = [
 
 const TUNINGS: [string, Partial<typeof searchTuning>][] = [
   ['no matches held', { maxHeld: 0 }],
-  ['no walk of the order', { walkEntries: 0, walkPerMatch: 0 }],
+  ['no walk of the order', { walkEntries: 0, walkPerMatch: 0, walkRows: 0 }],
+  ['no matches held, no walk with the predicate', { maxHeld: 0, walkRows: 0 }],
   ['every term a phrase', { maxCandidates: 0 }],
-  ['none of these', { maxHeld: 0, walkEntries: 0, walkPerMatch: 0, maxCandidates: 0 }],
+  ['none of these', { maxHeld: 0, walkEntries: 0, walkPerMatch: 0, walkRows: 0, maxCandidates: 0 }],
 ];
 /** Long terms (narrowed by trigrams), short ones (a phrase), short of a trigram, and none. */
 const TUNED_SEARCHES = ['filler', 'STRASSE', '"red shoes"', 'filler walk', 'illim', 'ÉCOLE ed', 'σ', 'e', 'xyz'];
