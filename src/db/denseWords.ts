@@ -1,3 +1,4 @@
+import { randomInt } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Db } from './connection';
 import { countAll } from './counts';
@@ -28,13 +29,19 @@ const CHOICE_SAMPLE = 1000;
 const MAX_DENSE = 32;
 /** Docs rows read per statement while filling lists. */
 const FILL_CHUNK = 20_000;
+/** List rows per INSERT. */
+const INSERT_CHUNK = 5000;
+/** A dense word is dropped only below searchTuning.denseShare less this. */
+const DROP_MARGIN = 0.1;
 
 /** SQL of a table's dense words and their lists (migration 010, createRecordTable). */
 export function mysqlDenseStatements(table: string): string[] {
   const t = wordTables(table);
   const options = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin';
   return [
-    `CREATE TABLE \`${t.dense}\` (word_id INT UNSIGNED NOT NULL PRIMARY KEY, ready TINYINT NOT NULL DEFAULT 0) ${options}`,
+    // `fill`: the token of the chooser filling its list; only that one marks it ready.
+    `CREATE TABLE \`${t.dense}\` (word_id INT UNSIGNED NOT NULL PRIMARY KEY, ready TINYINT NOT NULL DEFAULT 0, ` +
+      `fill BIGINT NOT NULL DEFAULT 0) ${options}`,
     // By record too: indexPending removes a batch's rows by record id.
     `CREATE TABLE \`${t.without}\` (word_id INT UNSIGNED NOT NULL, id BIGINT UNSIGNED NOT NULL, PRIMARY KEY (word_id, id), ` +
       `KEY \`${t.without}_id\` (id)) ${options}`,
@@ -56,46 +63,55 @@ export async function chooseDenseWords(db: Knex, table: string): Promise<{ fille
   const sample = (await db(t.docs).orderBy('id', 'desc').limit(CHOICE_SAMPLE).pluck('codes')) as string[];
   const held = new Map<number, number>();
   for (const codes of sample) {
-    for (const code of codes.split(' ')) {
+    // A record with no word (white space only) has no code.
+    for (const code of codes.split(' ').filter((c) => c !== '')) {
       const id = parseInt(code.slice(1), 36);
       held.set(id, (held.get(id) ?? 0) + 1);
     }
   }
+  const share = (id: number) => (held.get(id) ?? 0) / sample.length;
   // A table smaller than search's sample has no common term: nothing to count faster. On a
   // Galera cluster, none at all: the turn that makes a new word wait for indexers under way is a
   // lock, and locks do not reach another node's indexer.
-  const wanted =
-    sample.length < searchTuning.sample || (await galera(db))
-      ? []
-      : [...held]
-          .filter(([, n]) => n >= searchTuning.denseShare * sample.length)
-          .sort((a, b) => b[1] - a[1])
-          .slice(0, MAX_DENSE)
-          .map(([id]) => id);
+  const none = sample.length < searchTuning.sample || (await galera(db));
   const current = await db(t.dense).select<{ word_id: number; ready: number }[]>('word_id', 'ready');
-  const dropped = current.filter((d) => !wanted.includes(Number(d.word_id))).map((d) => Number(d.word_id));
+  const isDense = new Set(current.map((d) => Number(d.word_id)));
+  // A word stays dense down to a lower share than makes one: a word near the line is not dropped
+  // and made again at each choice.
+  const wanted = none
+    ? []
+    : [...held.keys()]
+        .filter((id) => share(id) >= searchTuning.denseShare - (isDense.has(id) ? DROP_MARGIN : 0))
+        .sort((a, b) => share(b) - share(a))
+        .slice(0, MAX_DENSE);
+  const dropped = [...isDense].filter((id) => !wanted.includes(id));
   for (const id of dropped) {
+    // One transaction: a list is never read without its word, nor its word without all of it.
+    // Indexers wait meanwhile (they read the dense words first), writers do not.
     await db.transaction(async (trx) => {
       await trx(t.dense).where({ word_id: id }).delete();
       await trx(t.without).where({ word_id: id }).delete();
     });
   }
-  // Words chosen before whose fill was cut short are filled again (duplicates are ignored).
+  // New words, and words whose fill was cut short (any chooser's, in any process: this one takes
+  // them over, and only the chooser holding a word's token marks it ready).
   const unready = new Set(current.filter((d) => !Number(d.ready)).map((d) => Number(d.word_id)));
-  const fill = wanted.filter((id) => unready.has(id) || !current.some((d) => Number(d.word_id) === id));
+  const fill = wanted.filter((id) => unready.has(id) || !isDense.has(id));
   if (fill.length) {
+    const token = randomInt(1, 2 ** 47);
     // Committed before the fill reads. The removal count's row is the turn indexPending's
     // writing transactions take (shared) before they read the dense words: this waits for those
     // under way, and every later one sees these words and lists its records itself.
     await db.transaction(async (trx) => {
       await trx(REMOVALS).where({ table_name: table }).forUpdate().first('n');
-      await trx(t.dense)
-        .insert(fill.map((word_id) => ({ word_id, ready: 0 })))
-        .onConflict()
-        .ignore();
+      await trx.raw(
+        `INSERT INTO ?? (word_id, ready, fill) VALUES ${fill.map(() => '(?, 0, ?)').join(', ')} ` +
+          'ON DUPLICATE KEY UPDATE fill = IF(ready = 0, ?, fill)',
+        [t.dense, ...fill.flatMap((id) => [id, token]), token],
+      );
     });
     await fillLists(db, table, fill);
-    await db(t.dense).whereIn('word_id', fill).update({ ready: 1 });
+    await db(t.dense).whereIn('word_id', fill).where({ ready: 0, fill: token }).update({ ready: 1 });
   }
   return { filled: fill.length, dropped: dropped.length };
 }
@@ -105,12 +121,16 @@ async function galera(db: Knex): Promise<boolean> {
   return rows.some((r) => r.Value === 'ON');
 }
 
-/** Lists, for these words, every indexed record whose docs row lacks them, a range of ids at a time. */
+/**
+ * Lists, for these words, every indexed record whose docs row lacks them, a range of ids at a
+ * time. Plain reads, which lock nothing: each begins after the words were committed, so it sees
+ * every docs row written by an indexer that did not list its records under them.
+ */
 async function fillLists(db: Knex, table: string, words: readonly number[]): Promise<void> {
   const t = wordTables(table);
-  // Codes are `x` + digits, one space between: `x...` + space is found only as a whole code.
+  // Codes between spaces: a code is found only whole (a longer code may end with a shorter one).
   const chosen = words.map(() => 'SELECT ? AS word_id, ? AS code').join(' UNION ALL ');
-  const values = words.flatMap((id) => [id, `${wordCode(id)} `]);
+  const values = words.flatMap((id) => [id, ` ${wordCode(id)} `]);
   let after = 0;
   for (;;) {
     const [last] = (await db(t.docs)
@@ -120,13 +140,14 @@ async function fillLists(db: Knex, table: string, words: readonly number[]): Pro
       .limit(1)
       .pluck('id')) as (number | string)[];
     const upTo = last === undefined ? Number.MAX_SAFE_INTEGER : Number(last);
-    // A locking read of the docs rows (INSERT ... SELECT): an indexer replacing one waits, and
-    // then writes the new row's list rows itself.
-    await db.raw(
-      `INSERT IGNORE INTO ?? (word_id, id) SELECT c.word_id, d.id FROM ?? d JOIN (${chosen}) c ` +
-        `ON INSTR(CONCAT(d.codes, ' '), c.code) = 0 WHERE d.id > ? AND d.id <= ?`,
-      [t.without, t.docs, ...values, after, upTo],
-    );
+    const [lacking] = (await db.raw(
+      `SELECT c.word_id, d.id FROM ?? d JOIN (${chosen}) c ON INSTR(CONCAT(' ', d.codes, ' '), c.code) = 0 WHERE d.id > ? AND d.id <= ?`,
+      [t.docs, ...values, after, upTo],
+    )) as [{ word_id: number; id: number | string }[]];
+    for (let i = 0; i < lacking.length; i += INSERT_CHUNK) {
+      const rows = lacking.slice(i, i + INSERT_CHUNK).map((r) => ({ word_id: Number(r.word_id), id: r.id }));
+      await db(t.without).insert(rows).onConflict().ignore();
+    }
     if (last === undefined) return;
     after = upTo;
   }

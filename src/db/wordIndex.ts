@@ -267,6 +267,7 @@ export type IndexedRow = Record<string, unknown> & { id: number | string };
  * Writes the docs rows of these records. `known`: vocabulary ids read by earlier, committed
  * batches (a word keeps its id until TRUNCATE); returns the ids this batch read or added, which
  * the caller may keep once the batch has committed (a word added by a batch rolled back is gone).
+ * `dense`: the dense words' ids, under whose lists the records lacking them go.
  */
 async function insertDocs(
   trx: Knex | Knex.Transaction,
@@ -274,6 +275,7 @@ async function insertDocs(
   fields: readonly string[],
   rows: readonly IndexedRow[],
   known: ReadonlyMap<string, number>,
+  dense: readonly number[],
 ): Promise<Map<string, number>> {
   if (!rows.length) return new Map();
   const t = wordTables(table);
@@ -285,8 +287,7 @@ async function insertDocs(
   );
   const id = (w: string) => known.get(w) ?? fresh.get(w)!;
   await trx(t.docs).insert(rows.map((r, i) => ({ id: r.id, codes: perRow[i].map((w) => wordCode(id(w))).join(' ') })));
-  // The latest committed (indexPending holds off new dense words until this commits).
-  const dense = (await trx(t.dense).forShare().pluck('word_id')).map(Number);
+  // Each record under the dense words it lacks (denseWords.ts).
   if (dense.length) {
     const without = rows.flatMap((r, i) => {
       const has = new Set(perRow[i].map(id));
@@ -344,6 +345,9 @@ export async function indexPending(
         // A turn shared with other indexers, taken before the pending rows (as the first
         // transaction takes it): a word being made dense waits for it (denseWords.ts).
         await trx(REMOVALS).where({ table_name: table }).forShare().first('n');
+        // Read while the turn is held and before any plain read (MariaDB 11.6's snapshot
+        // isolation refuses a locking read of rows changed since the snapshot).
+        const dense = (await trx(t.dense).forShare().pluck('word_id')).map(Number);
         const locked = (await trx(t.pending).whereIn('id', ids).forUpdate().pluck('id')) as (number | string)[];
         // A docs row written meanwhile by another indexer, for a record changed again since: its
         // removal is a next batch's, never this transaction's.
@@ -353,7 +357,7 @@ export async function indexPending(
         const rows: IndexedRow[] = await trx(table)
           .whereIn('id', todo)
           .select('id', ...fields);
-        const fresh = await insertDocs(trx, table, fields, rows, known);
+        const fresh = await insertDocs(trx, table, fields, rows, known, dense);
         await trx(t.pending).whereIn('id', todo).delete();
         return { n: todo.length, fresh };
       }),

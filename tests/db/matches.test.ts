@@ -74,4 +74,26 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       searchTuning.walkPerMatch = walkPerMatch;
     }
   });
+
+  // Past what is held, a page that expects to fill within walkRows entries of the order walks
+  // them with the scan's predicate; one whose matches all lie further (the old `bramble1x`
+  // records) does not fill there and is read as before.
+  test('more matches than held: the page walks the order with the predicate, within walkRows', async () => {
+    const tuning = { maxHeld: searchTuning.maxHeld, walkRows: searchTuning.walkRows };
+    Object.assign(searchTuning, { maxHeld: 0, walkRows: 8 });
+    try {
+      const walked = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 2 });
+      expect(('rows' in walked ? walked.rows : []).map((r) => Number(r.id))).toEqual(want.slice(0, 2));
+      expect(lastWork()).not.toMatch(/match/i);
+
+      const old = [19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 1].filter((i) => !holds(i)).map((i) => `bramble${i}`);
+      statements.length = 0;
+      const read = await listRecords(t.db, spec, { terms: ['bramble1'], filters: [], order, page: 1, pageSize: 2 });
+      const names = ('rows' in read ? read.rows : []).map((r) => String(r[f.searchFields[0]]));
+      expect({ count: read.count, names }).toEqual({ count: old.length, names: old.slice(0, 2) });
+      expect(lastWork()).toMatch(/match/i);
+    } finally {
+      Object.assign(searchTuning, tuning);
+    }
+  });
 });
