@@ -282,7 +282,9 @@ export class Model {
         case 'rank':
           return Math.sign(ranks[field].indexOf(String(x)) - ranks[field].indexOf(String(y)));
         case 'folded':
-          return compareCodePoints(String(x).toLowerCase(), String(y).toLowerCase()) || compareCodePoints(String(x), String(y));
+          // Emails: unique ignoring case, so two records never tie; a record whose email changed
+          // case since a cursor was made on it is at that cursor's boundary, not before or after.
+          return compareCodePoints(String(x).toLowerCase(), String(y).toLowerCase());
         default:
           return compareCodePoints(String(x), String(y));
       }
