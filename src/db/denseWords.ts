@@ -4,7 +4,7 @@ import type { Db } from './connection';
 import { countAll } from './counts';
 import { applySearch } from './search';
 import { searchTuning } from './searchTuning';
-import { foldSql, REMOVALS, wordCode, wordTables } from './wordIndex';
+import { foldSql, REMOVALS, TABLE_OPTIONS, wordCode, wordTables } from './wordIndex';
 import { piecePredicate } from './wordSearch';
 
 /**
@@ -37,7 +37,7 @@ const DROP_MARGIN = 0.1;
 /** SQL of a table's dense words and their lists (migration 010, createRecordTable). */
 export function mysqlDenseStatements(table: string): string[] {
   const t = wordTables(table);
-  const options = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin';
+  const options = TABLE_OPTIONS;
   return [
     // `fill`: the token of the chooser filling its list; only that one marks it ready.
     `CREATE TABLE \`${t.dense}\` (word_id INT UNSIGNED NOT NULL PRIMARY KEY, ready TINYINT NOT NULL DEFAULT 0, ` +

@@ -92,7 +92,7 @@ export function indexedFields(table: string): readonly string[] | undefined {
   return fieldsByTable.get(table);
 }
 
-const TABLE_OPTIONS = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin';
+export const TABLE_OPTIONS = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin';
 
 /** SQL of the index's tables and triggers for one table (migration 006, createRecordTable). */
 export function mysqlIndexStatements(table: string, fields: readonly string[]): string[] {
