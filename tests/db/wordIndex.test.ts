@@ -5,7 +5,7 @@ import { deleteRecord, insertRecord, listRecords, seekRecords, updateRecord } fr
 import { foldCollation } from '../../src/db/search';
 import { SNAPSHOT_TRIES } from '../../src/db/searchIndex';
 import { dbTimestamp } from '../../src/db/time';
-import { addWordGrams, foldSql, indexPending, REMOVALS, wordTables } from '../../src/db/wordIndex';
+import { addWordGrams, foldSql, indexPending, REMOVALS, wordCode, wordTables } from '../../src/db/wordIndex';
 import { createTestDatabase, dialect, logStatements, type TestDatabase } from '../helpers/db';
 import { fixtures } from '../helpers/fixtures';
 import { NEWEST_FIRST as order, pendingCount, scannedIds } from '../helpers/scan';
@@ -114,6 +114,26 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     expect(await gramsOf(name)).toEqual(before);
   });
 
+  test("a docs row holds the code of each distinct token of all the record's search fields, once, in a batch of records sharing words", async () => {
+    const { docs, words } = wordTables(name);
+    const texts = ['Otter otter  OTTER\tseal', 'seal otter\nkelp', 'kelp', '  ', 'Otter heron😀 heron😀'];
+    const ids: number[] = [];
+    for (const text of texts) {
+      const body: Record<string, unknown> = { ...f.defaults, ...f.valid(++serial + 1000 * fixtures.indexOf(f)) };
+      // The first text in every search field, so that a token repeats across fields too.
+      for (const field of f.searchFields) body[field] = text;
+      const at = dbTimestamp();
+      ids.push(Number((await insertRecord(t.db, name, { ...body, created_at: at, updated_at: at })).id));
+    }
+    await indexPending(t.db, name, { batch: texts.length });
+    const idOf = new Map((await t.db(words).select<{ id: number; word: string }[]>('id', 'word')).map((w) => [w.word, Number(w.id)]));
+    for (const [i, text] of texts.entries()) {
+      const [codes] = (await t.db(docs).where({ id: ids[i] }).pluck('codes')) as string[];
+      const expected = [...new Set(text.split(/\s+/u).filter(Boolean))].map((w) => wordCode(idOf.get(w)!)).sort();
+      expect(codes.split(' ').filter(Boolean).sort()).toEqual(expected);
+    }
+  });
+
   test('a term is looked up by its trigrams, and a word with all of them but not the term is no match', async () => {
     const holds = await insert('zqabcdq');
     await insert('zqabcxbcdq');
@@ -191,9 +211,17 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   test('with innodb_snapshot_isolation on, a removal mid-search runs it again instead of failing (MariaDB)', async () => {
     const [vars] = (await t.db.raw("SHOW VARIABLES LIKE 'innodb_snapshot_isolation'")) as [unknown[]];
     if (!vars.length) return; // MySQL, or MariaDB before 10.11.8: no such check
+    // The server's settings only: the rest of the config (its `client`) is knex's, not mysql2's.
+    const { host, port, user, password, database } = t.config as {
+      host: string;
+      port: number;
+      user: string;
+      password?: string;
+      database: string;
+    };
     const strict = knex({
       client: 'mysql2',
-      connection: { ...(t.config as { host: string; port: number; user: string; password?: string; database: string }) },
+      connection: { host, port, user, password, database },
       pool: {
         min: 0,
         max: 2,
