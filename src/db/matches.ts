@@ -11,8 +11,8 @@ import type { SearchPlan } from './searchIndex';
 // twice; on MySQL, InnoDB FULLTEXT visiting each matching document twice (about 10 µs each).
 
 /**
- * The ids of the rows holding every term and passing the filters, when the plan's sample
- * expects at most maxHeld (searchTuning.ts) and there are; else undefined (common terms).
+ * The ids of the rows holding every term and passing the filters, when the plan's candidates
+ * or its sample expect at most maxHeld (searchTuning.ts) and there are; else undefined (common terms).
  */
 export async function heldMatches(
   db: Db,
@@ -21,7 +21,8 @@ export async function heldMatches(
   filters: readonly Filter[],
   total: () => Promise<number>,
 ): Promise<number[] | undefined> {
-  if (plan.share === undefined || plan.share * (await total()) > searchTuning.maxHeld) return undefined;
+  const expected = plan.atMost ?? (plan.share === undefined ? undefined : plan.share * (await total()));
+  if (expected === undefined || expected > searchTuning.maxHeld) return undefined;
   // From the index alone where it decides, as it finds them: past maxHeld, the rest are never
   // read (SQLite; InnoDB FULLTEXT finds them all first). Through the table, the database reads
   // every match of the index's subquery first.

@@ -5,7 +5,7 @@ import { planDenseCount } from './denseWords';
 import { applySearch, foldCollation } from './search';
 import { indexedFields, removalsOf } from './wordIndex';
 import { searchTuning } from './searchTuning';
-import { planTrigrams } from './trigrams';
+import { planTrigrams, type TermPlan } from './trigrams';
 import { applyWords, countWords, matchingIds, planWords } from './wordSearch';
 
 /**
@@ -82,6 +82,8 @@ export interface SearchPlan {
    * wordSearch.ts); undefined when the index does not narrow the search.
    */
   share?: number;
+  /** At most this many records match, when the plan read their candidates (trigrams.ts). */
+  atMost?: number;
   /** The index narrows the search (else every row's text is read). */
   indexed: boolean;
   /** The number of records holding every term from the index alone, when it can tell. */
@@ -194,18 +196,21 @@ export async function planSearch(
   if (!terms.length) return { apply: () => {}, indexed: false, among, walkLimit };
   const fts = indexTable(table);
   const indexed = terms.filter(indexable);
-  const none = { queries: [] as string[], narrowed: [] as string[], share: 1 };
-  const { queries, narrowed, share } = indexed.length ? await planTrigrams(db, spec, fts, indexed) : none;
+  const none: TermPlan = { queries: [], narrowed: [], share: 1 };
+  const { queries, narrowed, share, candidates } = indexed.length ? await planTrigrams(db, spec, fts, indexed) : none;
   /** Terms the predicate decides: too short for a trigram, or narrowed by their rarest ones. */
   const checked = [...terms.filter((t) => !indexable(t)), ...narrowed];
   const match = queries.join(' AND ');
   const decided = queries.length > 0 && !checked.length;
   return {
     apply(q, walk = false) {
-      if (queries.length) q.whereRaw(`${walk ? '+' : ''}?? IN (SELECT rowid FROM ?? WHERE ?? MATCH ?)`, [`${table}.id`, fts, fts, match]);
+      if (candidates) among(q, candidates, walk);
+      else if (queries.length)
+        q.whereRaw(`${walk ? '+' : ''}?? IN (SELECT rowid FROM ?? WHERE ?? MATCH ?)`, [`${table}.id`, fts, fts, match]);
       if (checked.length) applySearch(q, fields, checked);
     },
     share,
+    atMost: candidates?.length,
     indexed: queries.length > 0,
     count: decided ? () => countMatches(db, fts, match) : undefined,
     ids: decided ? () => db(fts).select({ id: 'rowid' }).whereRaw('?? MATCH ?', [fts, match]) : undefined,

@@ -8,8 +8,12 @@ export const searchTuning = {
   maxCandidates: 2000,
   /** More matches than this are not held for the page: they are counted by the index. */
   maxHeld: 20_000,
-  /** A page walks the order's index when it expects to pass at most this many entries (SQLite). */
-  walkEntries: 50_000,
+  /**
+   * SQLite: a page walks the order's index when it expects to pass at most this many entries;
+   * else it looks each match up and sorts them (page 1 among 700 random ids of 1,000,000 posts:
+   * 4.7 ms walking 28,571 entries against 3.9 looked up; among 1,000: 3.3 against 5.7).
+   */
+  walkEntries: 25_000,
   /**
    * MySQL: a page walks the order's index when it expects to pass at most this many entries per
    * match; else it looks each match up and sorts them (about 1 µs an entry walked against 7 a

@@ -5,7 +5,8 @@ import { searchTuning } from './searchTuning';
 // FTS5 answers a phrase by reading the posting list of every trigram in it, in full: a long term
 // made of common trigrams (`prapranconcul`: `pra` is in 75% of the rows) cost 42 ms at 1,000,000
 // posts though it matches 469. Its three rarest trigrams, as plain AND terms, give 608 candidates
-// in 1.5 ms, and the scan's predicate on those 608 takes 5 ms. How rare each trigram is comes
+// in 1.5 ms, and the scan's predicate on those 608 takes 5 ms (among their ids, kept from the
+// probe: reading the index again for them cost as much as the probe, 3.7 ms). How rare each trigram is comes
 // from a sample of the table; the sample only chooses, the predicate decides what matches, so a
 // stale or unlucky sample costs time, never a result.
 
@@ -75,6 +76,11 @@ export interface TermPlan {
   narrowed: string[];
   /** The share of the sampled rows holding the rarest trigram of any term: at most this share match. */
   share: number;
+  /**
+   * With narrowed terms: the rows of every query, read by the plan (the rows that hold every
+   * term are among them), so that the predicate runs on them without the index read again.
+   */
+  candidates?: number[];
 }
 
 /**
@@ -98,11 +104,12 @@ export async function planTrigrams(
   if (!long.some(Boolean)) return phrases;
   const queries = folded.map((f, i) => allOf(long[i] ? ranked[i].slice(0, NARROWING) : [f]));
   // Bounded: the AND stops at maxCandidates rows, however common its trigrams are.
-  const candidates = db(fts)
-    .select('rowid')
-    .whereRaw('?? MATCH ?', [fts, queries.join(' AND ')])
-    .limit(searchTuning.maxCandidates);
-  const [{ n }] = await db.count<{ n: number | string }[]>({ n: '*' }).from(candidates.as('c'));
-  if (Number(n) >= searchTuning.maxCandidates) return phrases;
-  return { queries, narrowed: terms.filter((_, i) => long[i]), share };
+  const candidates = (
+    (await db(fts)
+      .whereRaw('?? MATCH ?', [fts, queries.join(' AND ')])
+      .limit(searchTuning.maxCandidates)
+      .pluck('rowid')) as (number | string)[]
+  ).map(Number);
+  if (candidates.length >= searchTuning.maxCandidates) return phrases;
+  return { queries, narrowed: terms.filter((_, i) => long[i]), share, candidates };
 }

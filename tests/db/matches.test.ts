@@ -54,6 +54,18 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     expect(readsOfIndex()).not.toContainEqual(lastWork());
   });
 
+  // The plan's probe of a long term's rarest trigrams reads the rows that may hold it; the
+  // predicate then runs on those, where it once read the index for them again.
+  (dialect === 'sqlite' ? test : test.skip)(
+    'SQLite: a term narrowed by its rarest trigrams reads the index once, in the plan',
+    async () => {
+      const result = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 5 });
+      expect(result).toMatchObject({ count: want.length });
+      expect(('rows' in result ? result.rows : []).map((r) => Number(r.id))).toEqual(want.slice(0, 5));
+      expect(readsOfIndex()).toHaveLength(1);
+    },
+  );
+
   test('a cursor page: the page among the matches read before', async () => {
     const rows = await seekRecords(t.db, spec, { terms: [TERM], filters: [], order, backward: false, limit: 5 });
     expect(rows.map((r) => Number(r.id))).toEqual(want.slice(0, 5));
@@ -75,6 +87,9 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     }
   });
 
+  /** A statement narrowed by the index: its subquery, or the candidates the plan read from it (SQLite). */
+  const NARROWED = /match|json_each/i;
+
   // Past what is held, a page that expects to fill within walkRows entries of the order walks
   // them with the scan's predicate; one whose matches all lie further (the old `bramble1x`
   // records) does not fill there and is read as before.
@@ -84,14 +99,14 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     try {
       const walked = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 2 });
       expect(('rows' in walked ? walked.rows : []).map((r) => Number(r.id))).toEqual(want.slice(0, 2));
-      expect(lastWork()).not.toMatch(/match/i);
+      expect(lastWork()).not.toMatch(NARROWED);
 
       const old = [19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 1].filter((i) => !holds(i)).map((i) => `bramble${i}`);
       statements.length = 0;
       const read = await listRecords(t.db, spec, { terms: ['bramble1'], filters: [], order, page: 1, pageSize: 2 });
       const names = ('rows' in read ? read.rows : []).map((r) => String(r[f.searchFields[0]]));
       expect({ count: read.count, names }).toEqual({ count: old.length, names: old.slice(0, 2) });
-      expect(lastWork()).toMatch(/match/i);
+      expect(lastWork()).toMatch(NARROWED);
     } finally {
       Object.assign(searchTuning, tuning);
     }
