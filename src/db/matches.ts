@@ -56,21 +56,25 @@ export function narrowToMatches(query: Knex.QueryBuilder, plan: SearchPlan, filt
 }
 
 /**
- * Narrows a page's query to the matches: among the held ids, or by the plan and filters. With
- * many matches, the page is near the start of the order's index: it walks the index and tests
- * each entry's id (8,276 matches at 1,000,000 posts: 7 ms on SQLite and 10 on MariaDB, where
- * looking each one up and sorting them took 60). With few, each is looked up and the few rows
- * sorted. MySQL walks only among held ids: with the index's subquery its optimizer decides.
- * (It changes the query in place: a knex query returned from an async function would be run by
- * the await.)
+ * Whether a page of matches walks the order's index and tests each entry's id. With many
+ * matches, the page is near the start of the order's index (8,276 matches at 1,000,000 posts:
+ * 7 ms on SQLite and 10 on MariaDB, where looking each one up and sorting them took 60). With
+ * few, each is looked up and the few rows sorted. MySQL walks only among held ids: with the
+ * index's subquery its optimizer decides. Asked before the page's query is made: the query's
+ * share of the search's time budget is what is left when it is made.
  */
-export async function narrowPage(query: Knex.QueryBuilder, page: PageOfMatches): Promise<void> {
+export async function pageWalks(page: PageOfMatches): Promise<boolean> {
   // Only plans with a share walk, and only with matches.
-  const walk =
+  return (
     page.plan.share !== undefined &&
     page.count > 0 &&
     walksOrderIndex(page.order) &&
-    page.rowsBefore * (await page.total()) <= page.plan.walkLimit(page.count) * page.count;
+    page.rowsBefore * (await page.total()) <= page.plan.walkLimit(page.count) * page.count
+  );
+}
+
+/** Narrows a page's query to the matches: among the held ids, or by the plan and filters. */
+export function narrowPage(query: Knex.QueryBuilder, page: PageOfMatches, walk: boolean): void {
   if (page.held) page.plan.among(query, page.held, walk);
   else narrowToMatches(query, page.plan, page.filters, walk);
 }

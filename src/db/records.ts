@@ -3,7 +3,7 @@ import { type Db, inTransaction, isMysql, withDeadline } from './connection';
 import { countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
-import { heldMatches, narrowPage, narrowToMatches, walksOrderIndex } from './matches';
+import { heldMatches, narrowPage, narrowToMatches, pageWalks, walksOrderIndex } from './matches';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
 import { inSearchSnapshot, planSearch } from './searchIndex';
@@ -74,8 +74,10 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest): Promise<Li
     const rows = await walkPage(db, spec, request, offset, count);
     if (rows) return { count, rows };
   }
+  const page = { ...request, plan, held, rowsBefore: offset + request.pageSize, count, total };
+  const walk = await pageWalks(page);
   const filtered = db(spec.table);
-  await narrowPage(filtered, { ...request, plan, held, rowsBefore: offset + request.pageSize, count, total });
+  narrowPage(filtered, page, walk);
   applyOrder(filtered, request.order, isMysql(db));
   if (held || offset < DEFERRED_JOIN_OFFSET) {
     return { count, rows: (await filtered.select('*').limit(request.pageSize).offset(offset)) as Row[] };
@@ -165,8 +167,10 @@ async function seekIn(db: Db, spec: TableSpec, request: SeekRequest): Promise<Ro
   const order = request.backward ? reversed(request.order) : request.order;
   // Made after the plan's lookups: a statement's share of the budget is what is left as it is
   // made. Without a count, a walk is chosen from the held matches only.
+  const page = { ...request, order, plan, held, rowsBefore: request.limit, count: held?.length ?? 0, total };
+  const walk = await pageWalks(page);
   const query = db(spec.table);
-  await narrowPage(query, { ...request, order, plan, held, rowsBefore: request.limit, count: held?.length ?? 0, total });
+  narrowPage(query, page, walk);
   if (request.after) applyAfter(query, order, request.after as Knex.Value[], isMysql(db));
   applyOrder(query, order, isMysql(db));
   const rows = (await query.select('*').limit(request.limit)) as Row[];

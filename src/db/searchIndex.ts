@@ -112,11 +112,16 @@ export const SNAPSHOT_TRIES = 3;
  * row's removal as soon as it commits (REMOVALS); a search during which one committed is run
  * again, and the last try holds removals off until it ends (on its own server: on Galera, a
  * removal from another node aborts it, a deadlock the handler runs again like any read's).
- * SQLite's index is written by the records' own statements: nothing to hold there. Work already
- * in a transaction is run in it as it is (no caller searches inside one).
+ * On SQLite, whose index is written by the records' own statements, one read transaction: the
+ * plan's probe of the index and the statements that use its candidates (trigrams.ts) see the
+ * same rows whichever process writes meanwhile. Work already in a transaction is run in it as it
+ * is (no caller searches inside one).
  */
 export async function inSearchSnapshot<T>(db: Db, table: string, work: (db: Db) => Promise<T>): Promise<T> {
-  if (!isMysql(db) || !indexedFields(table) || inTransaction(db)) return work(db);
+  if (!indexedFields(table) || inTransaction(db)) return work(db);
+  // SQLite: a read transaction, whose first read fixes the snapshot (WAL) for the rest; writers
+  // in other processes go on meanwhile.
+  if (!isMysql(db)) return db.transaction((trx) => work(trx));
   for (let tries = 1; ; tries++) {
     const last = tries >= SNAPSHOT_TRIES;
     // REPEATABLE READ whatever the server's default: every read sees the snapshot of the first

@@ -1,9 +1,11 @@
+import { openDb } from '../../src/db/connection';
 import { insertRecord, listRecords, seekRecords } from '../../src/db/records';
+import { indexTable } from '../../src/db/searchIndex';
 import { searchTuning } from '../../src/db/searchTuning';
 import { dbTimestamp } from '../../src/db/time';
 import { indexPending, REMOVALS } from '../../src/db/wordIndex';
 import { NEWEST_FIRST as order } from '../helpers/scan';
-import { createTestDatabase, dialect, isTransactionControl, logStatements, type TestDatabase } from '../helpers/db';
+import { createTestDatabase, dialect, isTransactionControl, logStatements, pausingAfter, type TestDatabase } from '../helpers/db';
 import { fixtures } from '../helpers/fixtures';
 
 // A search's matches are read from the index once: the count is their number and the page is
@@ -63,6 +65,52 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       expect(result).toMatchObject({ count: want.length });
       expect(('rows' in result ? result.rows : []).map((r) => Number(r.id))).toEqual(want.slice(0, 5));
       expect(readsOfIndex()).toHaveLength(1);
+    },
+  );
+
+  // A short term is a phrase the probe alone checks: the statements after it must see the rows
+  // the probe saw, though another process (here another connection) writes in between.
+  (dialect === 'sqlite' ? test : test.skip)(
+    'SQLite: a record re-texted by another connection after the probe is seen as the probe saw it',
+    async () => {
+      const [field] = f.searchFields;
+      // Another connection, as another process has (the service's functions registered on it).
+      const other = openDb(t.config);
+      const id = want[0];
+      const [before] = (await t.db(name).where({ id }).pluck(field)) as string[];
+      const short = before.slice(-4); // `rt39`: two trigrams, a phrase
+      let armed = false;
+      const { db } = pausingAfter(t.db, indexTable(name), async () => {
+        if (!armed) return;
+        armed = false;
+        await other(name)
+          .where({ id })
+          .update({ [field]: `${TERM}x` });
+      });
+      const request = { terms: [TERM, short], filters: [], order };
+      try {
+        armed = true;
+        const listed = await listRecords(db, spec, { ...request, page: 1, pageSize: 5 });
+        expect(armed).toBe(false);
+        expect({ count: listed.count, rows: ('rows' in listed ? listed.rows : []).map((r) => [Number(r.id), r[field]]) }).toEqual({
+          count: 1,
+          rows: [[id, before]],
+        });
+        await t
+          .db(name)
+          .where({ id })
+          .update({ [field]: before });
+        armed = true;
+        const sought = await seekRecords(db, spec, { ...request, backward: false, limit: 5 });
+        expect(armed).toBe(false);
+        expect(sought.map((r) => [Number(r.id), r[field]])).toEqual([[id, before]]);
+      } finally {
+        await t
+          .db(name)
+          .where({ id })
+          .update({ [field]: before });
+        await other.destroy();
+      }
     },
   );
 

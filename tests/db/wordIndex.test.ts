@@ -1,12 +1,11 @@
 import { createHash } from 'node:crypto';
 import { knex, type Knex } from 'knex';
-import { hookStatements } from '../../src/db/connection';
 import { deleteRecord, insertRecord, listRecords, seekRecords, updateRecord } from '../../src/db/records';
 import { foldCollation } from '../../src/db/search';
 import { SNAPSHOT_TRIES } from '../../src/db/searchIndex';
 import { dbTimestamp } from '../../src/db/time';
 import { addWordGrams, foldSql, indexPending, REMOVALS, wordCode, wordTables } from '../../src/db/wordIndex';
-import { createTestDatabase, dialect, logStatements, type TestDatabase } from '../helpers/db';
+import { createTestDatabase, dialect, logStatements, pausingAfter, type TestDatabase } from '../helpers/db';
 import { fixtures } from '../helpers/fixtures';
 import { NEWEST_FIRST as order, pendingCount, scannedIds } from '../helpers/scan';
 
@@ -33,30 +32,6 @@ async function gramsOf(table: string): Promise<Record<string, string[]>> {
   for (const r of rows) (out[r.word] ??= []).push(r.gram.toString('utf8'));
   for (const list of Object.values(out)) list.sort();
   return out;
-}
-
-/**
- * `db` whose statements that read `table` have `between` run (on another connection) after their
- * answer and before the next statement: a write landing mid-search, at one chosen moment.
- * Transactions begun on it are wrapped the same way. `runs` counts them.
- */
-function pausingAfter(db: Knex, table: string, between: () => Promise<unknown>): { db: Knex; runs: () => number } {
-  let runs = 0;
-  const hook = (built: unknown): unknown => {
-    const b = built as { then?: unknown; toSQL?: () => { sql: string } } | undefined;
-    if (typeof b?.then !== 'function' || typeof b.toSQL !== 'function') return built;
-    const then = (b.then as (ok: (v: unknown) => unknown) => Promise<unknown>).bind(b);
-    b.then = (ok?: (v: unknown) => unknown, fail?: (e: unknown) => unknown) =>
-      then(async (v) => {
-        if (b.toSQL!().sql.includes(`\`${table}\``)) {
-          runs++;
-          await between();
-        }
-        return v;
-      }).then(ok, fail);
-    return built;
-  };
-  return { db: hookStatements(db, hook), runs: () => runs };
 }
 
 /**

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDatabaseUrl, type DatabaseConfig, type PoolConfig } from '../../src/config';
-import { withQueryTimeout, type DbLog, ensureMysqlDatabase, openDb, type Db } from '../../src/db/connection';
+import { withQueryTimeout, type DbLog, ensureMysqlDatabase, hookStatements, openDb, type Db } from '../../src/db/connection';
 import { migrateDatabase } from '../../src/db/migrations';
 
 export const dialect: 'mysql' | 'sqlite' = process.env.TEST_DB === 'mysql' ? 'mysql' : 'sqlite';
@@ -68,4 +68,28 @@ export async function dropTestDatabase(config: DatabaseConfig, db?: Db): Promise
   } finally {
     await admin.destroy();
   }
+}
+
+/**
+ * `db` whose statements that read `table` have `between` run (on another connection) after their
+ * answer and before the next statement: a write landing mid-search, at one chosen moment.
+ * Transactions begun on it are wrapped the same way. `runs` counts them.
+ */
+export function pausingAfter(db: Db, table: string, between: () => Promise<unknown>): { db: Db; runs: () => number } {
+  let runs = 0;
+  const hook = (built: unknown): unknown => {
+    const b = built as { then?: unknown; toSQL?: () => { sql: string } } | undefined;
+    if (typeof b?.then !== 'function' || typeof b.toSQL !== 'function') return built;
+    const then = (b.then as (ok: (v: unknown) => unknown) => Promise<unknown>).bind(b);
+    b.then = (ok?: (v: unknown) => unknown, fail?: (e: unknown) => unknown) =>
+      then(async (v) => {
+        if (b.toSQL!().sql.includes(`\`${table}\``)) {
+          runs++;
+          await between();
+        }
+        return v;
+      }).then(ok, fail);
+    return built;
+  };
+  return { db: hookStatements(db, hook), runs: () => runs };
 }
