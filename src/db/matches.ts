@@ -21,6 +21,7 @@ export async function heldMatches(
   filters: readonly Filter[],
   total: () => Promise<number>,
 ): Promise<number[] | undefined> {
+  if (plan.atMost === 0) return []; // no candidate: nothing to read
   const expected = plan.atMost ?? (plan.share === undefined ? undefined : plan.share * (await total()));
   if (expected === undefined || expected > searchTuning.maxHeld) return undefined;
   // From the index alone where it decides, as it finds them: past maxHeld, the rest are never

@@ -59,6 +59,7 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest): Promise<Li
         : await countRows(narrowToMatches(db(spec.table), plan, request.filters));
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
+  if (!count) return { count, rows: [] }; // exact: there is no row to read
 
   if (
     plan.indexed &&

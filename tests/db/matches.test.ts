@@ -65,6 +65,13 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       expect(result).toMatchObject({ count: want.length });
       expect(('rows' in result ? result.rows : []).map((r) => Number(r.id))).toEqual(want.slice(0, 5));
       expect(readsOfIndex()).toHaveLength(1);
+
+      // No candidate: nothing is read after the probe, for the count or the page.
+      statements.length = 0;
+      const none = await listRecords(t.db, spec, { terms: ['quillworz'], filters: [], order, page: 1, pageSize: 5 });
+      expect(none).toEqual({ count: 0, rows: [] });
+      expect(statements.filter((sql) => !isTransactionControl(sql))).toEqual(readsOfIndex());
+      expect(readsOfIndex()).toHaveLength(1);
     },
   );
 
