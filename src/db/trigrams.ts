@@ -103,13 +103,15 @@ export async function planTrigrams(
   const long = ranked.map((grams) => grams.length > NARROWING);
   if (!long.some(Boolean)) return phrases;
   const queries = folded.map((f, i) => allOf(long[i] ? ranked[i].slice(0, NARROWING) : [f]));
-  // Bounded: the AND stops at maxCandidates rows, however common its trigrams are.
-  const candidates = (
-    (await db(fts)
-      .whereRaw('?? MATCH ?', [fts, queries.join(' AND ')])
-      .limit(searchTuning.maxCandidates)
-      .pluck('rowid')) as (number | string)[]
-  ).map(Number);
-  if (candidates.length >= searchTuning.maxCandidates) return phrases;
-  return { queries, narrowed: terms.filter((_, i) => long[i]), share, candidates };
+  // Bounded: the AND stops at maxCandidates rows, however common its trigrams are. One row back:
+  // a row per candidate cost a term whose probe fails (ouplip) 3 ms more than a count.
+  const probe = db(fts)
+    .select('rowid')
+    .whereRaw('?? MATCH ?', [fts, queries.join(' AND ')])
+    .limit(searchTuning.maxCandidates);
+  const [{ n, ids }] = await db
+    .from<{ n: number; ids: string }>(probe.as('c'))
+    .select<{ n: number; ids: string }[]>(db.raw('count(*) AS n, json_group_array(rowid) AS ids'));
+  if (Number(n) >= searchTuning.maxCandidates) return phrases;
+  return { queries, narrowed: terms.filter((_, i) => long[i]), share, candidates: (JSON.parse(ids) as number[]).map(Number) };
 }
