@@ -6,9 +6,9 @@ import { searchTuning } from './searchTuning';
 // made of common trigrams (`prapranconcul`: `pra` is in 75% of the rows) cost 42 ms at 1,000,000
 // posts though it matches 469. Its three rarest trigrams, as plain AND terms, give 608 candidates
 // in 1.5 ms, and the scan's predicate on those 608 takes 5 ms (among their ids, kept from the
-// probe: reading the index again for them cost as much as the probe, 3.7 ms). How rare each trigram is comes
-// from a sample of the table; the sample only chooses, the predicate decides what matches, so a
-// stale or unlucky sample costs time, never a result.
+// probe: reading the index again for them cost as much as the probe, 3.7 ms). How rare each
+// trigram is comes from a sample of the table; the sample only chooses, the predicate decides
+// what matches, so a stale or unlucky sample costs time, never a result.
 
 /** Trigrams that narrow a long term. */
 const NARROWING = 3;
