@@ -165,6 +165,7 @@ async function seekIn(db: Db, spec: TableSpec, request: SeekRequest): Promise<Ro
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
   const held = await heldMatches(db, spec.table, plan, request.filters, total);
+  if (held?.length === 0) return []; // exact: there is no row to read
   const order = request.backward ? reversed(request.order) : request.order;
   // Made after the plan's lookups: a statement's share of the budget is what is left as it is
   // made. Without a count, a walk is chosen from the held matches only.

@@ -113,5 +113,5 @@ export async function planTrigrams(
     .from<{ n: number; ids: string }>(probe.as('c'))
     .select<{ n: number; ids: string }[]>(db.raw('count(*) AS n, json_group_array(rowid) AS ids'));
   if (Number(n) >= searchTuning.maxCandidates) return phrases;
-  return { queries, narrowed: terms.filter((_, i) => long[i]), share, candidates: (JSON.parse(ids) as number[]).map(Number) };
+  return { queries, narrowed: terms.filter((_, i) => long[i]), share, candidates: JSON.parse(ids) as number[] };
 }

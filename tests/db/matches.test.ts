@@ -72,6 +72,10 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       expect(none).toEqual({ count: 0, rows: [] });
       expect(statements.filter((sql) => !isTransactionControl(sql))).toEqual(readsOfIndex());
       expect(readsOfIndex()).toHaveLength(1);
+      statements.length = 0;
+      expect(await seekRecords(t.db, spec, { terms: ['quillworz'], filters: [], order, backward: false, limit: 5 })).toEqual([]);
+      expect(statements.filter((sql) => !isTransactionControl(sql))).toEqual(readsOfIndex());
+      expect(readsOfIndex()).toHaveLength(1);
     },
   );
 
