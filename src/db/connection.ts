@@ -254,9 +254,14 @@ export async function ensureMysqlDatabase(config: DatabaseConfig): Promise<void>
  */
 export const DEFAULT_WSREP_SYNC_WAIT = 1;
 
+/** Whether the server replicates with Galera: the rows of WSREP_ON say. */
+export const WSREP_ON = "SHOW VARIABLES LIKE 'wsrep_on'";
+export function wsrepOn(rows: readonly Record<string, unknown>[]): boolean {
+  return rows.some((r) => r.Value === 'ON');
+}
+
 async function setUpGalera(conn: RawConnection, syncWait: number): Promise<void> {
-  const rows = await rawQuery(conn, "SHOW VARIABLES LIKE 'wsrep_on'");
-  if (rows[0]?.Value !== 'ON') return;
+  if (!wsrepOn(await rawQuery(conn, WSREP_ON))) return;
   // A node that is not synced with a primary component refuses clients' statements.
   const [ready] = await rawQuery(conn, "SHOW GLOBAL STATUS LIKE 'wsrep_ready'");
   if (ready && ready.Value !== 'ON')

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Knex } from 'knex';
-import type { Db } from './connection';
+import { type Db, WSREP_ON, wsrepOn } from './connection';
 import { countAll } from './counts';
 import { applySearch } from './search';
 import { searchTuning } from './searchTuning';
@@ -37,14 +37,13 @@ const DROP_MARGIN = 0.1;
 /** SQL of a table's dense words and their lists (migration 010, createRecordTable). */
 export function mysqlDenseStatements(table: string): string[] {
   const t = wordTables(table);
-  const options = TABLE_OPTIONS;
   return [
     // `fill`: the token of the chooser filling its list; only that one marks it ready.
     `CREATE TABLE \`${t.dense}\` (word_id INT UNSIGNED NOT NULL PRIMARY KEY, ready TINYINT NOT NULL DEFAULT 0, ` +
-      `fill BIGINT NOT NULL DEFAULT 0) ${options}`,
+      `fill BIGINT NOT NULL DEFAULT 0) ${TABLE_OPTIONS}`,
     // By record too: indexPending removes a batch's rows by record id.
     `CREATE TABLE \`${t.without}\` (word_id INT UNSIGNED NOT NULL, id BIGINT UNSIGNED NOT NULL, PRIMARY KEY (word_id, id), ` +
-      `KEY \`${t.without}_id\` (id)) ${options}`,
+      `KEY \`${t.without}_id\` (id)) ${TABLE_OPTIONS}`,
   ];
 }
 
@@ -117,8 +116,8 @@ export async function chooseDenseWords(db: Knex, table: string): Promise<{ fille
 }
 
 async function galera(db: Knex): Promise<boolean> {
-  const [rows] = (await db.raw("SHOW VARIABLES LIKE 'wsrep_on'")) as [{ Value: string }[]];
-  return rows.some((r) => r.Value === 'ON');
+  const [rows] = (await db.raw(WSREP_ON)) as [Record<string, unknown>[]];
+  return wsrepOn(rows);
 }
 
 /**

@@ -98,15 +98,14 @@ export const TABLE_OPTIONS = 'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8
 export function mysqlIndexStatements(table: string, fields: readonly string[]): string[] {
   const t = wordTables(table);
   const q = (name: string) => `\`${name}\``;
-  const options = TABLE_OPTIONS;
   const unchanged = fields.map((f) => `NEW.${q(f)} <=> OLD.${q(f)}`).join(' AND ');
   return [
     // `folded`: the word as the scan folds it, for the look-ups of search terms (a scan of this
     // narrow index); NULL for words too long for it, which are folded at look-up instead.
     `CREATE TABLE ${q(t.words)} (id INT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, hash BINARY(32) NOT NULL, ` +
       `word LONGTEXT NOT NULL, folded VARCHAR(${FOLDED_LENGTH}) NULL, UNIQUE KEY ${q(`${t.words}_hash_unique`)} (hash), ` +
-      `KEY ${q(`${t.words}_folded`)} (folded)) ${options}`,
-    `CREATE TABLE ${q(t.pending)} (id BIGINT UNSIGNED NOT NULL PRIMARY KEY) ${options}`,
+      `KEY ${q(`${t.words}_folded`)} (folded)) ${TABLE_OPTIONS}`,
+    `CREATE TABLE ${q(t.pending)} (id BIGINT UNSIGNED NOT NULL PRIMARY KEY) ${TABLE_OPTIONS}`,
     `CREATE TRIGGER ${q(`${table}_search_insert`)} AFTER INSERT ON ${q(table)} FOR EACH ROW ${pendingInsert(t, 'NEW')}`,
     `CREATE TRIGGER ${q(`${table}_search_update`)} AFTER UPDATE ON ${q(table)} FOR EACH ROW ` +
       `IF NOT (${unchanged}) THEN ${pendingInsert(t, 'NEW')}; END IF`,
