@@ -48,9 +48,9 @@ function onPoolOrSearching<T>(pool: Db, spec: TableSpec, terms: readonly string[
 async function listIn(db: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
-  const held = await heldMatches(db, spec.table, plan, request.filters, total);
+  const held = await heldMatches(db, spec.table, plan, request.filters, total, request.order);
   const count = held
-    ? held.length
+    ? held.ids.length
     : !request.terms.length && !request.filters.length
       ? await total()
       : plan.count && !request.filters.length
@@ -60,6 +60,7 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest): Promise<Li
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
   if (!count) return { count, rows: [] }; // exact: there is no row to read
+  if (held?.inOrder) return { count, rows: await rowsOf(db, spec.table, held.ids.slice(offset, offset + request.pageSize)) };
 
   if (
     plan.indexed &&
@@ -86,10 +87,14 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest): Promise<Li
   // Deep pages: skip over ids only (an index-only scan for the default order), then fetch the
   // page's rows by primary key. Skipping whole rows made MySQL scan and sort the table.
   const ids = (await filtered.limit(request.pageSize).offset(offset).pluck('id')) as (number | string)[];
-  const rows = ids.length ? ((await db(spec.table).whereIn('id', ids)) as Row[]) : [];
+  return { count, rows: await rowsOf(db, spec.table, ids) };
+}
+
+/** The rows of these ids, in their order. */
+async function rowsOf(db: Db, table: string, ids: readonly (number | string)[]): Promise<Row[]> {
+  const rows = ids.length ? ((await db(table).whereIn('id', [...ids])) as Row[]) : [];
   const position = new Map(ids.map((id, i) => [Number(id), i]));
-  rows.sort((a, b) => position.get(Number(a.id))! - position.get(Number(b.id))!);
-  return { count, rows };
+  return rows.sort((a, b) => position.get(Number(a.id))! - position.get(Number(b.id))!);
 }
 
 /**
@@ -164,12 +169,16 @@ export async function seekRecords(pool: Db, spec: TableSpec, request: SeekReques
 async function seekIn(db: Db, spec: TableSpec, request: SeekRequest): Promise<Row[]> {
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
-  const held = await heldMatches(db, spec.table, plan, request.filters, total);
-  if (held?.length === 0) return []; // exact: there is no row to read
   const order = request.backward ? reversed(request.order) : request.order;
+  const held = await heldMatches(db, spec.table, plan, request.filters, total, order);
+  if (held?.ids.length === 0) return []; // exact: there is no row to read
+  if (held?.inOrder && !request.after) {
+    const rows = await rowsOf(db, spec.table, held.ids.slice(0, request.limit));
+    return request.backward ? rows.reverse() : rows;
+  }
   // Made after the plan's lookups: a statement's share of the budget is what is left as it is
   // made. Without a count, a walk is chosen from the held matches only.
-  const page = { ...request, order, plan, held, rowsBefore: request.limit, count: held?.length ?? 0, total };
+  const page = { ...request, order, plan, held, rowsBefore: request.limit, count: held?.ids.length ?? 0, total };
   const walk = await pageWalks(page);
   const query = db(spec.table);
   narrowPage(query, page, walk);

@@ -79,6 +79,41 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     },
   );
 
+  // The predicate reads each candidate's row: it sorts their order's keys there too, and a page
+  // (from an offset, or a cursor's first page either way) is then only its own rows by id.
+  (dialect === 'sqlite' ? test : test.skip)(
+    "SQLite: a narrowed term's matches are read in the page's order; the page reads its rows by id",
+    async () => {
+      const pageById = /^select \* from `\w+` where `id` in \(\?, \?, \?\)$/i;
+      const listed = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 2, pageSize: 3 });
+      expect({ count: listed.count, ids: ('rows' in listed ? listed.rows : []).map((r) => Number(r.id)) }).toEqual({
+        count: want.length,
+        ids: want.slice(3, 6),
+      });
+      expect(lastWork()).toMatch(pageById);
+
+      for (const [backward, ids] of [
+        [false, want.slice(0, 3)],
+        [true, want.slice(-3)],
+      ] as const) {
+        statements.length = 0;
+        const rows = await seekRecords(t.db, spec, { terms: [TERM], filters: [], order, backward, limit: 3 });
+        expect(rows.map((r) => Number(r.id))).toEqual(ids);
+        expect(lastWork()).toMatch(pageById);
+      }
+      // Past a boundary, the page is read among them.
+      const boundary = await t.db(name).where({ id: want[5] }).first();
+      const after = order.map((k) => boundary[k.column]);
+      for (const [backward, ids] of [
+        [false, want.slice(6, 9)],
+        [true, want.slice(2, 5)],
+      ] as const) {
+        const rows = await seekRecords(t.db, spec, { terms: [TERM], filters: [], order, after, backward, limit: 3 });
+        expect(rows.map((r) => Number(r.id))).toEqual(ids);
+      }
+    },
+  );
+
   // A short term is a phrase the probe alone checks: the statements after it must see the rows
   // the probe saw, though another process (here another connection) writes in between.
   (dialect === 'sqlite' ? test : test.skip)(
