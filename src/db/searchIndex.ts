@@ -212,7 +212,8 @@ export async function planSearch(
       if (candidates) among(q, candidates, walk);
       else if (queries.length)
         q.whereRaw(`${walk ? '+' : ''}?? IN (SELECT rowid FROM ?? WHERE ?? MATCH ?)`, [`${table}.id`, fts, fts, match]);
-      if (checked.length) applySearch(q, fields, checked);
+      // On a probe's candidates, which mostly hold the terms, LIKE first (search.ts).
+      if (checked.length) applySearch(q, fields, checked, undefined, candidates !== undefined);
     },
     share,
     atMost: candidates?.length,

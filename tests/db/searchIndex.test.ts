@@ -34,6 +34,10 @@ const TEXTS = [
   'İstanbul Straße',
   'ⰀⰁⰂ 𐐀𐐁𐐂 glyphs',
   'plain words only here',
+  // A Kelvin sign (U+212A), which folds to ASCII `k`; a long term's trigrams apart, which LIKE's
+  // wildcards would join.
+  '\u212aELVINOMETER code 50%_offz',
+  'code 50%_o _offz MILLIMÉTRÉE',
 ];
 
 const SEARCHES = [
@@ -84,6 +88,14 @@ const SEARCHES = [
   '" shoes"',
   '"walk "',
   'here,only',
+  // Long terms, checked on their candidates (LIKE first, then the fold: search.ts).
+  'kelvinometer',
+  'KELVINOMETER',
+  '50%_off',
+  'i̇stanbul',
+  'millimétrée',
+  'MILLIMÉTRÉE',
+  'FILLER',
 ];
 
 const TUNINGS: [string, Partial<typeof searchTuning>][] = [
@@ -94,7 +106,7 @@ const TUNINGS: [string, Partial<typeof searchTuning>][] = [
   ['none of these', { maxHeld: 0, walkEntries: 0, walkPerMatch: 0, walkRows: 0, maxCandidates: 0 }],
 ];
 /** Long terms (narrowed by trigrams), short ones (a phrase), short of a trigram, and none. */
-const TUNED_SEARCHES = ['filler', 'STRASSE', '"red shoes"', 'filler walk', 'illim', 'ÉCOLE ed', 'σ', 'e', 'xyz'];
+const TUNED_SEARCHES = ['filler', 'STRASSE', '"red shoes"', 'filler walk', 'illim', 'ÉCOLE ed', 'σ', 'e', 'xyz', 'kelvinometer', '50%_off'];
 
 // Users hold few characters in their search fields; texts they cannot hold are bent to fit.
 const USERNAME = /^[\p{L}\p{M}\p{Nd}@.+_-]+$/u;
