@@ -72,8 +72,8 @@ async function firstKnownCollation(db: Db | Knex.Transaction): Promise<string | 
  * where it finds the (folded) term, the fold finds it too, since the term's other characters are
  * compared as they are and are folded already; a row it misses still goes to search_holds. For
  * 608 candidates of which 469 matched: 2.1 ms against 4.0 (the benchmark's rare term at 1,000,000
- * posts: 7.3 ms a search, now 5.2). On rows that mostly miss it costs
- * more (2,000 of which 127 matched: 14.7 ms against 11.7), so scans do without it.
+ * posts: 7.3 ms a search, now 5.2). On rows that mostly miss it costs more (2,000 of which 127
+ * matched: 14.7 ms against 11.7), so scans do without it.
  */
 export function applySearch(
   query: Knex.QueryBuilder,
