@@ -61,6 +61,13 @@ async function firstKnownCollation(db: Db | Knex.Transaction): Promise<string | 
 }
 
 /**
+ * SQLite reads a lone surrogate, U+FFFE and U+FFFF as U+FFFD, in LIKE and in the trigram
+ * tokenizer alike, where the fold keeps them apart: in a term, one of these (or U+FFFD itself)
+ * would match any of the others there. Such a term is decided by the fold (search_holds).
+ */
+export const READ_AS_REPLACEMENT = /[\p{Cs}\uFFFD-\uFFFF]/u;
+
+/**
  * Every term must occur in at least one search field, as a plain substring of the field's case
  * fold, so that `%`, `_` and `\` are never wildcards. MySQL: INSTR, with LOWER on both sides
  * given a collation from foldCollation; SQLite: search_holds, the fold of every alphabet in
@@ -87,9 +94,11 @@ export function applySearch(
     // INSTR(LOWER(..)), each folded text went back to SQLite to be searched there, and a row
     // cost 7.7 µs instead of 5.1.
     for (const folded of terms.map(searchFold)) {
-      // LIKE reads text up to a NUL only, so such a term would stand for a shorter one; a lone
-      // surrogate reaches SQLite as U+FFFD, which the fold would not find.
-      const like = likely && !/[\0\p{Cs}]/u.test(folded) ? `%${folded.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+      // LIKE reads text up to a NUL only, so such a term would stand for a shorter one.
+      const like =
+        likely && !folded.includes('\0') && !READ_AS_REPLACEMENT.test(folded)
+          ? `%${folded.replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+          : undefined;
       query.where((group) => {
         for (const field of fields) {
           if (like) group.orWhereRaw(`?? LIKE ? ESCAPE '\\' OR search_holds(??, ?)`, [field, like, field, folded]);

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { type Db, inTransaction, isMysql, searchFold } from './connection';
 import { orderIndexName } from './order';
 import { planDenseCount } from './denseWords';
-import { applySearch, foldCollation } from './search';
+import { applySearch, foldCollation, READ_AS_REPLACEMENT } from './search';
 import { indexedFields, removalsOf } from './wordIndex';
 import { searchTuning } from './searchTuning';
 import { planTrigrams, type TermPlan } from './trigrams';
@@ -203,8 +203,11 @@ export async function planSearch(
   const indexed = terms.filter(indexable);
   const none: TermPlan = { queries: [], narrowed: [], share: 1 };
   const { queries, narrowed, share, candidates } = indexed.length ? await planTrigrams(db, spec, fts, indexed) : none;
-  /** Terms the predicate decides: too short for a trigram, or narrowed by their rarest ones. */
-  const checked = [...terms.filter((t) => !indexable(t)), ...narrowed];
+  /**
+   * Terms the predicate decides: too short for a trigram, narrowed by their rarest ones, or
+   * holding a character the index reads as another (its match is then only a candidate).
+   */
+  const checked = terms.filter((t) => !indexable(t) || narrowed.includes(t) || READ_AS_REPLACEMENT.test(searchFold(t)));
   const match = queries.join(' AND ');
   const decided = queries.length > 0 && !checked.length;
   return {

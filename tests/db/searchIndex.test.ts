@@ -38,6 +38,8 @@ const TEXTS = [
   // wildcards would join.
   '\u212aELVINOMETER code 50%_offz',
   'code 50%_o _offz MILLIMÉTRÉE',
+  // Characters SQLite reads as U+FFFD (the fold keeps them apart).
+  'pq\uffffr qzjvkw\ufffexyz',
 ];
 
 const SEARCHES = [
@@ -96,6 +98,11 @@ const SEARCHES = [
   'millimétrée',
   'MILLIMÉTRÉE',
   'FILLER',
+  'pq\ufffdr',
+  'pq\uffffr',
+  'qzjvkw\ufffdxyz',
+  'qzjvkw\uffffxyz',
+  'qzjvkw\ufffexyz',
 ];
 
 const TUNINGS: [string, Partial<typeof searchTuning>][] = [
@@ -106,7 +113,21 @@ const TUNINGS: [string, Partial<typeof searchTuning>][] = [
   ['none of these', { maxHeld: 0, walkEntries: 0, walkPerMatch: 0, walkRows: 0, maxCandidates: 0 }],
 ];
 /** Long terms (narrowed by trigrams), short ones (a phrase), short of a trigram, and none. */
-const TUNED_SEARCHES = ['filler', 'STRASSE', '"red shoes"', 'filler walk', 'illim', 'ÉCOLE ed', 'σ', 'e', 'xyz', 'kelvinometer', '50%_off'];
+const TUNED_SEARCHES = [
+  'filler',
+  'STRASSE',
+  '"red shoes"',
+  'filler walk',
+  'illim',
+  'ÉCOLE ed',
+  'σ',
+  'e',
+  'xyz',
+  'kelvinometer',
+  '50%_off',
+  'qzjvkw\ufffdxyz',
+  'pq\ufffdr',
+];
 
 // Users hold few characters in their search fields; texts they cannot hold are bent to fit.
 const USERNAME = /^[\p{L}\p{M}\p{Nd}@.+_-]+$/u;
