@@ -170,9 +170,10 @@ async function seekIn(db: Db, spec: TableSpec, request: SeekRequest): Promise<Ro
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
   const order = request.backward ? reversed(request.order) : request.order;
-  const held = await heldMatches(db, spec.table, plan, request.filters, total, order);
+  // Past a boundary, the page is read among the matches (SQL applies the boundary): no need to sort them.
+  const held = await heldMatches(db, spec.table, plan, request.filters, total, request.after ? undefined : order);
   if (held?.ids.length === 0) return []; // exact: there is no row to read
-  if (held?.inOrder && !request.after) {
+  if (held?.inOrder) {
     const rows = await rowsOf(db, spec.table, held.ids.slice(0, request.limit));
     return request.backward ? rows.reverse() : rows;
   }
