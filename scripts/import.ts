@@ -27,6 +27,7 @@ async function main(): Promise<void> {
     const n = await importFile(db, values.collection, values.file, {
       onValidated: (k) => line('checked', k),
       onWritten: (k) => (k % 100_000 < 5000 ? line('written', k) : undefined),
+      onIndexing: (k) => line('indexing', k),
       onIndexed: (k) => (k % 100_000 < 2000 ? line('indexed', k) : undefined),
       onDense: (k) =>
         process.stderr.write(`listed the records without ${k} dense words, ${((Date.now() - started) / 1000).toFixed(1)} s\n`),

@@ -17,6 +17,8 @@ export class ImportError extends Error {}
 export interface ImportOptions {
   onValidated?: (lines: number) => void;
   onWritten?: (rows: number) => void;
+  /** SQLite: the rows are in (not yet committed) and their search index is being built. */
+  onIndexing?: (rows: number) => void;
   onIndexed?: (rows: number) => void;
   /** MySQL: how many dense words' lists were filled (src/db/denseWords.ts). */
   onDense?: (words: number) => void;
@@ -89,7 +91,13 @@ export async function importFile(db: Db, collection: string, file: string, optio
       yield [...fields.map((f) => record.values[f] as Value), created, updated];
     }
   }
-  const written = await writeRows(db, rows(), { table: c.name, columns, searchFields: c.searchFields, onProgress: options.onWritten });
+  const written = await writeRows(db, rows(), {
+    table: c.name,
+    columns,
+    searchFields: c.searchFields,
+    onProgress: options.onWritten,
+    onIndexing: options.onIndexing,
+  });
   // MySQL: the rows are committed and searchable (pending records are checked by the scan's
   // predicate); indexing them, a batch at a time, makes their search fast.
   if (isMysql(db)) {

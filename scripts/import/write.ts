@@ -15,6 +15,8 @@ export interface WriteOptions {
   searchFields: readonly string[];
   batchBytes?: number;
   onProgress?: (done: number) => void;
+  /** SQLite: the rows are written and their search index is being built (minutes for a million). */
+  onIndexing?: (done: number) => void;
 }
 
 export async function writeRows(db: Db, rows: AsyncIterable<Value[]>, options: WriteOptions): Promise<number> {
@@ -67,7 +69,7 @@ async function writeMysql(db: Db, rows: AsyncIterable<Value[]>, options: WriteOp
 }
 
 async function writeSqlite(db: Db, rows: AsyncIterable<Value[]>, options: WriteOptions): Promise<number> {
-  const { table, columns, searchFields, onProgress } = options;
+  const { table, columns, searchFields, onProgress, onIndexing } = options;
   const client = connectionPool<BetterSqlite3.Database>(db);
   const conn = await client.acquireConnection();
   let done = 0;
@@ -82,7 +84,10 @@ async function writeSqlite(db: Db, rows: AsyncIterable<Value[]>, options: WriteO
         insert.run(row);
         if (++done % 10_000 === 0) onProgress?.(done);
       }
-      finishIndex?.();
+      if (finishIndex) {
+        onIndexing?.(done);
+        finishIndex();
+      }
       conn.prepare('COMMIT').run();
     } catch (err) {
       if (conn.inTransaction) conn.prepare('ROLLBACK').run();

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ImportError, importFile } from '../../scripts/import/index';
 import { startTestApp, type TestApp } from '../helpers/app';
+import { dialect } from '../helpers/db';
 import { fixtures } from '../helpers/fixtures';
 import { pendingCount } from '../helpers/scan';
 
@@ -65,6 +66,11 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     const later = (await app.request('POST', `/api/${name}/`, { body: f.valid(++serial) })).body;
     const again = await app.request('GET', `/api/${name}/?search=${encodeURIComponent(later[f.searchFields[0]])}`);
     expect(again.body.results.map((r: any) => r.id)).toContain(later.id);
+    // ... and the index's settings are FTS5's again (the load takes a larger hash table).
+    if (dialect === 'sqlite') {
+      const hash = await app.database.db(`${name}_search_config`).where({ k: 'hashsize' }).pluck('v');
+      expect(hash).toEqual([1024 * 1024]);
+    }
   });
 
   const bad: [string, { line: (v: Record<string, unknown>) => string; want: RegExp }][] = [
