@@ -47,6 +47,23 @@ export function treeTicks(pid: number): number {
   return processTree(pid).reduce((n, p) => n + processTicks(p), 0);
 }
 
+/**
+ * Resolves once a process tree has used under a tenth of a core for half a second (or after
+ * `timeoutMs`): a load generator that stopped leaves the service a backlog of requests, which
+ * would otherwise run beside the next measurement.
+ */
+export async function whenIdle(pid: number, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = treeTicks(pid);
+  let calm = 0;
+  while (calm < 2 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 250));
+    const now = treeTicks(pid);
+    calm = now - last <= 2 ? calm + 1 : 0;
+    last = now;
+  }
+}
+
 function databasePids(): number[] {
   try {
     return readdirSync('/proc')

@@ -3,7 +3,7 @@
 // of its own when that database does not hold it; then each scenario runs one client at a time
 // in process against the scan (the baseline, whose count must agree), and over HTTP against the
 // built service under 16 connections (32 for terms in over 1% of the rows), as the targets say.
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { cpus, loadavg, release, totalmem } from 'node:os';
@@ -18,6 +18,7 @@ import { rowCount } from '../seed/index';
 import { corpusPosts } from './corpus';
 import { writeCorpus } from './corpus-file';
 import { serverVersion, waitForQuiet } from './database';
+import { whenIdle } from './cpu';
 import { diskSizes, type DiskSizes } from './diskSize';
 import { databaseUrlFor, type BenchOptions } from './options';
 import { writeReport } from './report';
@@ -103,8 +104,11 @@ async function importCorpus(url: string, rows: number): Promise<Imported> {
     for (const input of [child.stdout, child.stderr]) {
       createInterface({ input }).on('line', (line) => {
         process.stderr.write(`[import] ${line}\n`);
-        const kind = /^(checked|written|indexed|listed|imported) /.exec(line)?.[1];
-        if (kind) last.set(kind, line);
+        const kind = /^(checked|written|indexing|indexed|listed|imported) /.exec(line)?.[1];
+        if (kind) {
+          last.delete(kind); // the phases in the order of their last lines
+          last.set(kind, line);
+        }
       });
     }
     // 'close', not 'exit': the last lines of its output may still be unread at 'exit'.
@@ -128,10 +132,9 @@ async function measureHttp(
   scenario: SearchScenario,
   connections: number,
   options: BenchOptions,
-  db: Db,
+  quiet: () => Promise<void>,
 ): Promise<Measurement> {
   const path = `/api/posts/?search=${encodeURIComponent(scenario.search)}${scenario.cursor ? '&cursor=' : ''}`;
-  const quiet = () => (isMysql(db) ? waitForQuiet(db) : Promise.resolve());
   if (options.warmup > 0) {
     await quiet();
     await measure(url, { method: 'GET', path }, options.warmup, connections);
@@ -165,9 +168,18 @@ export async function runSearchBench(options: BenchOptions): Promise<void> {
     sizes = await diskSizes(db);
     const workers = Math.max(...options.workers);
     const service = await startServer('service', 'built', { DATABASE_URL: url, WEB_CONCURRENCY: String(workers) });
+    // Each measurement starts on a quiet machine: the import's written pages on disk, the
+    // database's and the service's work for the last load generator done (a backlog of
+    // 32 phrase searches is seconds of it; the one-client times read up to 1.7x without this).
+    const settled = async () => {
+      if (isMysql(db)) await waitForQuiet(db);
+      await whenIdle(service.pid);
+    };
+    if (imported && process.platform === 'linux') execFileSync('sync');
     try {
       for (const scenario of SEARCH_SCENARIOS) {
         console.log(`${scenario.title}: ${scenario.search}${scenario.cursor ? ' (cursor mode)' : ''}`);
+        await settled();
         const one = await searchOneClient(db, scenario, runs);
         const count = one.count ?? results.find((r) => r.scenario.search === scenario.search)?.count;
         let scan: SearchResult['scan'];
@@ -178,7 +190,7 @@ export async function runSearchBench(options: BenchOptions): Promise<void> {
         }
         const few = count !== undefined && count <= FEW.share * options.rows;
         const connections = few ? FEW.connections : MANY.connections;
-        const http = await measureHttp(service.url, scenario, connections, options, db);
+        const http = await measureHttp(service.url, scenario, connections, options, settled);
         const [cold, ...warm] = one.times;
         const oneClient = { cold, p50: percentile(warm, 50), p99: percentile(warm, 99) };
         console.log(
