@@ -56,10 +56,12 @@ export async function whenIdle(pid: number, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   let last = treeTicks(pid);
   let calm = 0;
+  const windowMs = 250;
+  const idleTicks = (TICKS_PER_SECOND * windowMs) / 1000 / 10; // a tenth of a core
   while (calm < 2 && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 250));
+    await new Promise((r) => setTimeout(r, windowMs));
     const now = treeTicks(pid);
-    calm = now - last <= 2 ? calm + 1 : 0;
+    calm = now - last < idleTicks ? calm + 1 : 0;
     last = now;
   }
 }

@@ -116,8 +116,15 @@ export function spawnService({ entry, env, nodeArgs = [], forgetAfterStart = fal
     }
   });
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (err += chunk));
+  // 'exit' can come before the last chunk of stdout is read, and a test may assert that last
+  // line: wait for 'close' too, which comes once the pipes are drained. A worker that outlives
+  // its primary would hold them open, so 'exit' alone decides after a few seconds.
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolveExit) =>
-    child.once('exit', (code, signal) => resolveExit({ code, signal })),
+    child.once('exit', (code, signal) => {
+      const done = () => resolveExit({ code, signal });
+      child.once('close', done);
+      setTimeout(done, 5_000).unref();
+    }),
   );
   const stop = async (signal: NodeJS.Signals = 'SIGTERM', killAfterMs = 10_000) => {
     if (child.exitCode === null && child.signalCode === null) {

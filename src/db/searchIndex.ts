@@ -72,7 +72,7 @@ export function sqliteBulkIndex(
   // FTS5 writes its in-memory terms out as a new segment each time they pass `hashsize` (1 MB
   // by default) and merges those segments as it goes: in one bulk INSERT, a third of its work.
   // With 256 MB for the load, an import of 1,000,000 posts indexed them in 233 s instead of
-  // about 335 (1 GB: 244 s, no better). The setting is a row of the index's config, so the
+  // 342 (1 GB: 244 s, no better). The setting is a row of the index's config, so the
   // transaction holds it; the default is put back after. The size is written into the SQL, as
   // FTS5 takes an integer and better-sqlite3 binds a number as a real.
   const setHash = (bytes: number) => conn.prepare(`INSERT INTO "${fts}" ("${fts}", rank) VALUES ('hashsize', ${bytes})`).run();
