@@ -190,7 +190,16 @@ export function withDeadline(db: Db): Db {
   const ms = queryTimeouts.get(db);
   if (ms === undefined) return db;
   const end = Date.now() + ms;
-  return withQueryTimeout(db, () => Math.max(1, end - Date.now()));
+  const timed = withQueryTimeout(db, () => Math.max(1, end - Date.now()));
+  deadlines.set(timed, end);
+  return timed;
+}
+
+const deadlines = new WeakMap<Db, number>();
+
+/** The deadline (ms since the epoch) of a db from withDeadline, for waits that are not statements. */
+export function deadlineOf(db: Db): number | undefined {
+  return deadlines.get(db);
 }
 
 /** Answers when the database runs a trivial statement within `ms` (readiness). */

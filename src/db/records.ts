@@ -1,11 +1,12 @@
 import type { Knex } from 'knex';
-import { type Db, inTransaction, isMysql, withDeadline } from './connection';
+import { type Db, deadlineOf, inTransaction, isMysql, withDeadline } from './connection';
 import { countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
 import { heldMatches, narrowPage, narrowToMatches, pageWalks, walksOrderIndex } from './matches';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
+import { searchCounts } from './searchGate';
 import { inSearchSnapshot, planSearch } from './searchIndex';
 import { searchTuning } from './searchTuning';
 import { compiledRows, PARAM } from './statements';
@@ -37,26 +38,39 @@ export type ListResult = { count: number; rows: Row[] } | { count: number; pastE
 
 /** The list pipeline's database steps: filter, order, paginate (serializing is the caller's). */
 export async function listRecords(pool: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
-  return onPoolOrSearching(pool, spec, request.terms, (db) => listIn(db, spec, request));
+  return onPoolOrSearching(pool, spec, request.terms, (db, until) => listIn(db, spec, request, until));
 }
 
-/** A search's statements share one deadline and one snapshot (inSearchSnapshot); the rest run on the pool. */
-function onPoolOrSearching<T>(pool: Db, spec: TableSpec, terms: readonly string[], work: (db: Db) => Promise<T>): Promise<T> {
-  return terms.length ? inSearchSnapshot(withDeadline(pool), spec.table, work) : work(pool);
+/**
+ * A search's statements share one deadline (`until`, ms since the epoch) and one snapshot
+ * (inSearchSnapshot); the rest run on the pool.
+ */
+function onPoolOrSearching<T>(
+  pool: Db,
+  spec: TableSpec,
+  terms: readonly string[],
+  work: (db: Db, until?: number) => Promise<T>,
+): Promise<T> {
+  if (!terms.length) return work(pool);
+  const timed = withDeadline(pool);
+  return inSearchSnapshot(timed, spec.table, (db) => work(db, deadlineOf(timed)));
 }
 
-async function listIn(db: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
+async function listIn(db: Db, spec: TableSpec, request: ListRequest, until?: number): Promise<ListResult> {
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
   const held = await heldMatches(db, spec.table, plan, request.filters, total, request.order);
+  // On MySQL a search's count that visits its matches (InnoDB FULLTEXT, or the scan's predicate)
+  // takes its turn (searchGate.ts); one from held ids or the dense words' lists costs little.
+  const costly = <T>(work: () => Promise<T>) => (isMysql(db) && request.terms.length ? searchCounts.run(until, work) : work());
   const count = held
     ? held.ids.length
     : !request.terms.length && !request.filters.length
       ? await total()
       : plan.count && !request.filters.length
         ? // The index holds exactly the table's rows: a common term costs no visit to them.
-          await plan.count()
-        : await countRows(narrowToMatches(db(spec.table), plan, request.filters));
+          await (plan.indexed ? costly(plan.count) : plan.count())
+        : await costly(() => countRows(narrowToMatches(db(spec.table), plan, request.filters)));
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
   if (!count) return { count, rows: [] }; // exact: there is no row to read

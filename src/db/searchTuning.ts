@@ -29,4 +29,9 @@ export const searchTuning = {
   sample: 200,
   /** MySQL: a word in at least this share of the records sampled is dense (denseWords.ts). */
   denseShare: 0.9,
+  /**
+   * MySQL: a search's counts that InnoDB FULLTEXT or the scan's predicate answers run this many
+   * at a time in a process, the others waiting their turn (searchGate.ts).
+   */
+  costlyCounts: 1,
 };

@@ -1,0 +1,65 @@
+import { KnexTimeoutError } from 'knex';
+import { searchTuning } from './searchTuning';
+
+// On MySQL a search's count that InnoDB FULLTEXT or the scan's predicate answers (a term in tens
+// of thousands of records, a phrase) keeps a core of the server busy for hundreds of ms. Twenty
+// at once (two workers' pools) share 2 cores, pass their deadline together and are answered 503
+// after spending their CPU: `ouplip` under 32 connections at 1,000,000 posts, 6 requests a
+// second and 24 of 60 answered 503; one at a time in each process, 8.3 a second and none
+// (BENCHMARKS.md). So such counts take turns, and a turn not come by the search's deadline is
+// the same 503 as a statement past it: no request waits, or holds its connection, longer.
+
+interface Waiter {
+  admit(): void;
+}
+
+/** Work that takes turns: at most `limit()` at once, the rest in arrival order, each until its deadline. */
+export class Turns {
+  private running = 0;
+  private readonly waiting: Waiter[] = [];
+
+  constructor(private readonly limit: () => number) {}
+
+  /** Runs `work` in its turn; rejects with KnexTimeoutError, work not run, if the turn is not come by `until` (ms since the epoch). */
+  async run<T>(until: number | undefined, work: () => Promise<T>): Promise<T> {
+    if (this.running < this.limit()) this.running++;
+    else await this.wait(until);
+    try {
+      return await work();
+    } finally {
+      this.next();
+    }
+  }
+
+  private wait(until: number | undefined): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const waiter: Waiter = {
+        admit: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+      };
+      const timer =
+        until === undefined
+          ? undefined
+          : setTimeout(
+              () => {
+                this.waiting.splice(this.waiting.indexOf(waiter), 1);
+                reject(new KnexTimeoutError('Defined query timeout exceeded while waiting for a turn to count a search'));
+              },
+              Math.max(0, until - Date.now()),
+            );
+      this.waiting.push(waiter);
+    });
+  }
+
+  /** A finished turn goes to the first waiter (the count of those running stays), else it is freed. */
+  private next(): void {
+    const waiter = this.running <= this.limit() ? this.waiting.shift() : undefined;
+    if (waiter) waiter.admit();
+    else this.running--;
+  }
+}
+
+/** This process's turns for a search's costly count on MySQL (records.ts). */
+export const searchCounts = new Turns(() => searchTuning.costlyCounts);

@@ -1,0 +1,119 @@
+import { deadlineOf, withDeadline } from '../../src/db/connection';
+import { insertRecord, listRecords } from '../../src/db/records';
+import { parseSearch } from '../../src/db/search';
+import { searchCounts, Turns } from '../../src/db/searchGate';
+import { searchTuning } from '../../src/db/searchTuning';
+import { dbTimestamp } from '../../src/db/time';
+import { createTestDatabase, dialect, type TestDatabase } from '../helpers/db';
+import { NEWEST_FIRST as order } from '../helpers/scan';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A promise and the function that settles it. */
+function latch(): { done: Promise<void>; open(): void } {
+  let open!: () => void;
+  const done = new Promise<void>((resolve) => (open = resolve));
+  return { done, open };
+}
+
+describe('Turns', () => {
+  test('runs at most its limit at once, the others in the order they came', async () => {
+    const turns = new Turns(() => 2);
+    const log: string[] = [];
+    const gates = [latch(), latch(), latch(), latch()];
+    const runs = gates.map((gate, i) =>
+      turns.run(undefined, async () => {
+        log.push(`start ${i}`);
+        await gate.done;
+        log.push(`end ${i}`);
+        return i;
+      }),
+    );
+    await sleep(10);
+    expect(log).toEqual(['start 0', 'start 1']);
+    gates[1].open();
+    await sleep(10);
+    expect(log).toEqual(['start 0', 'start 1', 'end 1', 'start 2']);
+    gates[0].open();
+    gates[2].open();
+    gates[3].open();
+    expect(await Promise.all(runs)).toEqual([0, 1, 2, 3]);
+    expect(log.filter((l) => l.startsWith('start'))).toEqual(['start 0', 'start 1', 'start 2', 'start 3']);
+  });
+
+  test('a turn not come by the deadline fails as a statement past its timeout, its work not run; the next still come', async () => {
+    const turns = new Turns(() => 1);
+    const first = latch();
+    const running = turns.run(undefined, () => first.done);
+    let ran = false;
+    const started = Date.now();
+    const late = turns.run(Date.now() + 100, () => {
+      ran = true;
+      return Promise.resolve();
+    });
+    await expect(late).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(95);
+    const next = turns.run(undefined, () => Promise.resolve('next'));
+    first.open();
+    await running;
+    expect(await next).toBe('next');
+    expect(ran).toBe(false);
+  });
+
+  test('work that fails gives its turn back', async () => {
+    const turns = new Turns(() => 1);
+    await expect(turns.run(undefined, () => Promise.reject(new Error('no')))).rejects.toThrow('no');
+    expect(await turns.run(Date.now() + 50, () => Promise.resolve(1))).toBe(1);
+  });
+});
+
+// The list pipeline's count of a search on MySQL takes its turn within the search's deadline:
+// with the one turn held elsewhere, the search fails as a late statement does (503) in about its
+// query timeout, and a list without a search is not held up. SQLite runs one statement at a time
+// in each process anyway: its search does not wait.
+describe('a search that counts its matches takes its turn', () => {
+  const spec = { table: 'posts', searchFields: ['title', 'content'] };
+  const saved = { ...searchTuning };
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase({ size: 3, queryTimeoutMs: 300 });
+    const at = dbTimestamp();
+    for (let n = 0; n < 3; n++) {
+      await insertRecord(t.db, 'posts', { title: `gated ${n}`, content: 'text', author: 'a', created_at: at, updated_at: at });
+    }
+    // Nothing held: the count is the index's (or the predicate's).
+    Object.assign(searchTuning, { maxHeld: 0, costlyCounts: 1 });
+  });
+  afterAll(async () => {
+    Object.assign(searchTuning, saved);
+    await t.drop();
+  });
+
+  const request = (search: string) => ({ terms: parseSearch(search), filters: [], order, page: 1, pageSize: 10 });
+
+  test('withDeadline tells its deadline', () => {
+    const before = Date.now();
+    expect(deadlineOf(withDeadline(t.db))).toBeGreaterThanOrEqual(before + 300);
+    expect(deadlineOf(t.db)).toBeUndefined();
+  });
+
+  test('waits for the turn, and fails at the deadline', async () => {
+    const held = latch();
+    const holder = searchCounts.run(undefined, () => held.done);
+    try {
+      const started = Date.now();
+      const search = listRecords(t.db, spec, request('gated'));
+      if (dialect === 'mysql') {
+        await expect(search).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+        expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+      } else {
+        expect(await search).toMatchObject({ count: 3 });
+      }
+      expect(await listRecords(t.db, spec, request(''))).toMatchObject({ count: 3 });
+    } finally {
+      held.open();
+      await holder;
+    }
+    expect(await listRecords(t.db, spec, request('gated'))).toMatchObject({ count: 3 });
+  });
+});
