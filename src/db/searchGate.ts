@@ -4,10 +4,10 @@ import { searchTuning } from './searchTuning';
 // On MySQL a search's count that InnoDB FULLTEXT or the scan's predicate answers (a term in tens
 // of thousands of records, a phrase) keeps a core of the server busy for hundreds of ms. Twenty
 // at once (two workers' pools) share 2 cores, pass their deadline together and are answered 503
-// after spending their CPU: `ouplip` under 32 connections at 1,000,000 posts, 6 requests a
-// second and 24 of 60 answered 503; one at a time in each process, 8.3 a second and none
-// (BENCHMARKS.md). So such counts take turns, and a turn not come by the search's deadline is
-// the same 503 as a statement past it: no request waits, or holds its connection, longer.
+// after spending their CPU: `ouplip` under 32 connections at 1,000,000 posts, 3.4 requests a
+// second and 23 of them answered 503; taking turns, one at a time in each process, 7.9 a second
+// and none (BENCHMARKS.md). A turn not come by the search's deadline is the same 503 as a
+// statement past it: no request waits, or holds its connection, longer.
 
 interface Waiter {
   admit(): void;
