@@ -3,11 +3,11 @@ import { type Db, deadlineOf, inTransaction, isMysql, withDeadline } from './con
 import { countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
-import { heldMatches, narrowPage, narrowToMatches, pageWalks, walksOrderIndex } from './matches';
+import { type Held, heldMatches, narrowPage, narrowToMatches, pageWalks, walksOrderIndex } from './matches';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
 import { searchCounts } from './searchGate';
-import { inSearchSnapshot, planSearch } from './searchIndex';
+import { inSearchSnapshot, planSearch, type SearchPlan } from './searchIndex';
 import { searchTuning } from './searchTuning';
 import { compiledRows, PARAM } from './statements';
 import { pendingWritten } from './indexer';
@@ -60,17 +60,32 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest, until?: num
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
   const held = await heldMatches(db, spec.table, plan, request.filters, total, request.order);
-  // On MySQL a search's count that visits its matches (InnoDB FULLTEXT, or the scan's predicate)
-  // takes its turn (searchGate.ts); one from held ids or the dense words' lists costs little.
-  const costly = <T>(work: () => Promise<T>) => (isMysql(db) && request.terms.length ? searchCounts.run(until, work) : work());
+  // On MySQL a search whose matches are not held visits them all to count them (InnoDB FULLTEXT,
+  // or the rows through the scan's predicate or the filters), unless the dense words' lists
+  // count it: its count and page take their turn (searchGate.ts).
+  const listed = plan.count && !plan.indexed && !request.filters.length;
+  if (isMysql(db) && request.terms.length && !held && !listed) {
+    return searchCounts.run(until, () => countAndPage(db, spec, request, plan, total));
+  }
+  return countAndPage(db, spec, request, plan, total, held);
+}
+
+async function countAndPage(
+  db: Db,
+  spec: TableSpec,
+  request: ListRequest,
+  plan: SearchPlan,
+  total: () => Promise<number>,
+  held?: Held,
+): Promise<ListResult> {
   const count = held
     ? held.ids.length
     : !request.terms.length && !request.filters.length
       ? await total()
       : plan.count && !request.filters.length
         ? // The index holds exactly the table's rows: a common term costs no visit to them.
-          await (plan.indexed ? costly(plan.count) : plan.count())
-        : await costly(() => countRows(narrowToMatches(db(spec.table), plan, request.filters)));
+          await plan.count()
+        : await countRows(narrowToMatches(db(spec.table), plan, request.filters));
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
   if (!count) return { count, rows: [] }; // exact: there is no row to read
@@ -177,10 +192,10 @@ export async function seekRecords(pool: Db, spec: TableSpec, request: SeekReques
     });
     return request.backward ? found.reverse() : found;
   }
-  return onPoolOrSearching(pool, spec, request.terms, (db) => seekIn(db, spec, request));
+  return onPoolOrSearching(pool, spec, request.terms, (db, until) => seekIn(db, spec, request, until));
 }
 
-async function seekIn(db: Db, spec: TableSpec, request: SeekRequest): Promise<Row[]> {
+async function seekIn(db: Db, spec: TableSpec, request: SeekRequest, until?: number): Promise<Row[]> {
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
   const order = request.backward ? reversed(request.order) : request.order;
@@ -195,11 +210,17 @@ async function seekIn(db: Db, spec: TableSpec, request: SeekRequest): Promise<Ro
   // made. Without a count, a walk is chosen from the held matches only.
   const page = { ...request, order, plan, held, rowsBefore: request.limit, count: held?.ids.length ?? 0, total };
   const walk = await pageWalks(page);
-  const query = db(spec.table);
-  narrowPage(query, page, walk);
-  if (request.after) applyAfter(query, order, request.after as Knex.Value[], isMysql(db));
-  applyOrder(query, order, isMysql(db));
-  const rows = (await query.select('*').limit(request.limit)) as Row[];
+  // Made in its turn, if it waits for one: a statement's share of the deadline is what is left as it is made.
+  const read = async () => {
+    const query = db(spec.table);
+    narrowPage(query, page, walk);
+    if (request.after) applyAfter(query, order, request.after as Knex.Value[], isMysql(db));
+    applyOrder(query, order, isMysql(db));
+    return (await query.select('*').limit(request.limit)) as Row[];
+  };
+  // On MySQL a page of matches neither held nor walked has InnoDB FULLTEXT visit them all: it
+  // takes its turn, as a count that does (listIn).
+  const rows = isMysql(db) && plan.indexed && !held && !walk ? await searchCounts.run(until, read) : await read();
   return request.backward ? rows.reverse() : rows;
 }
 

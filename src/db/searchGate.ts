@@ -2,7 +2,8 @@ import { KnexTimeoutError } from 'knex';
 import { searchTuning } from './searchTuning';
 
 // On MySQL a search's count that InnoDB FULLTEXT or the scan's predicate answers (a term in tens
-// of thousands of records, a phrase) keeps a core of the server busy for hundreds of ms. Twenty
+// of thousands of records, a phrase), or a cursor page that has FULLTEXT visit every match,
+// keeps a core of the server busy for hundreds of ms (records.ts takes the turns). Twenty
 // at once (two workers' pools) share 2 cores, pass their deadline together and are answered 503
 // after spending their CPU: `ouplip` under 32 connections at 1,000,000 posts, 3.4 requests a
 // second and 23 of them answered 503; taking turns, one at a time in each process, 7.9 a second
@@ -13,7 +14,7 @@ interface Waiter {
   admit(): void;
 }
 
-/** Work that takes turns: at most `limit()` at once, the rest in arrival order, each until its deadline. */
+/** Work that takes turns: at most `limit()` at once (at least 1), the rest in arrival order, each until its deadline. */
 export class Turns {
   private running = 0;
   private readonly waiting: Waiter[] = [];
@@ -22,13 +23,22 @@ export class Turns {
 
   /** Runs `work` in its turn; rejects with KnexTimeoutError, work not run, if the turn is not come by `until` (ms since the epoch). */
   async run<T>(until: number | undefined, work: () => Promise<T>): Promise<T> {
-    if (this.running < this.limit()) this.running++;
-    else await this.wait(until);
+    if (!this.waiting.length && this.running < this.max()) this.running++;
+    else {
+      const turn = this.wait(until);
+      this.admit();
+      await turn;
+    }
     try {
       return await work();
     } finally {
-      this.next();
+      this.running--;
+      this.admit();
     }
+  }
+
+  private max(): number {
+    return Math.max(1, this.limit());
   }
 
   private wait(until: number | undefined): Promise<void> {
@@ -53,13 +63,14 @@ export class Turns {
     });
   }
 
-  /** A finished turn goes to the first waiter (the count of those running stays), else it is freed. */
-  private next(): void {
-    const waiter = this.running <= this.limit() ? this.waiting.shift() : undefined;
-    if (waiter) waiter.admit();
-    else this.running--;
+  /** Gives free turns to the first waiters. */
+  private admit(): void {
+    while (this.waiting.length && this.running < this.max()) {
+      this.running++;
+      this.waiting.shift()!.admit();
+    }
   }
 }
 
-/** This process's turns for a search's costly count on MySQL (records.ts). */
+/** This process's turns for a search's costly count or page on MySQL (records.ts). */
 export const searchCounts = new Turns(() => searchTuning.costlyCounts);

@@ -1,9 +1,10 @@
 import { deadlineOf, withDeadline } from '../../src/db/connection';
-import { insertRecord, listRecords } from '../../src/db/records';
+import { insertRecord, listRecords, seekRecords } from '../../src/db/records';
 import { parseSearch } from '../../src/db/search';
 import { searchCounts, Turns } from '../../src/db/searchGate';
 import { searchTuning } from '../../src/db/searchTuning';
 import { dbTimestamp } from '../../src/db/time';
+import { indexPending } from '../../src/db/wordIndex';
 import { createTestDatabase, dialect, type TestDatabase } from '../helpers/db';
 import { NEWEST_FIRST as order } from '../helpers/scan';
 
@@ -60,6 +61,27 @@ describe('Turns', () => {
     expect(ran).toBe(false);
   });
 
+  test('a limit under 1 is 1; a raised limit lets those waiting in, first come first', async () => {
+    let limit = 0;
+    const turns = new Turns(() => limit);
+    const log: number[] = [];
+    const gates = [latch(), latch(), latch()];
+    const runs = gates.map((gate, i) =>
+      turns.run(undefined, async () => {
+        log.push(i);
+        await gate.done;
+      }),
+    );
+    await sleep(10);
+    expect(log).toEqual([0]);
+    limit = 4;
+    const late = turns.run(undefined, () => Promise.resolve(log.push(3)));
+    await sleep(10);
+    expect(log).toEqual([0, 1, 2, 3]);
+    gates.forEach((g) => g.open());
+    await Promise.all([...runs, late]);
+  });
+
   test('work that fails gives its turn back', async () => {
     const turns = new Turns(() => 1);
     await expect(turns.run(undefined, () => Promise.reject(new Error('no')))).rejects.toThrow('no');
@@ -67,11 +89,12 @@ describe('Turns', () => {
   });
 });
 
-// The list pipeline's count of a search on MySQL takes its turn within the search's deadline:
-// with the one turn held elsewhere, the search fails as a late statement does (503) in about its
-// query timeout, and a list without a search is not held up. SQLite runs one statement at a time
-// in each process anyway: its search does not wait.
-describe('a search that counts its matches takes its turn', () => {
+// On MySQL a search whose matches are not held counts them (and pages them) in its turn, within
+// its deadline: with the one turn held elsewhere, it fails as a late statement does (503) at about
+// its query timeout, never later, while a search whose matches are held and a list without a
+// search are not held up. SQLite runs one statement at a time in each process anyway: its search
+// does not wait.
+describe('a search that visits all its matches takes its turn', () => {
   const spec = { table: 'posts', searchFields: ['title', 'content'] };
   const saved = { ...searchTuning };
   let t: TestDatabase;
@@ -81,15 +104,26 @@ describe('a search that counts its matches takes its turn', () => {
     for (let n = 0; n < 3; n++) {
       await insertRecord(t.db, 'posts', { title: `gated ${n}`, content: 'text', author: 'a', created_at: at, updated_at: at });
     }
-    // Nothing held: the count is the index's (or the predicate's).
-    Object.assign(searchTuning, { maxHeld: 0, costlyCounts: 1 });
+    if (dialect === 'mysql') await indexPending(t.db, 'posts');
   });
-  afterAll(async () => {
-    Object.assign(searchTuning, saved);
-    await t.drop();
-  });
+  afterEach(() => Object.assign(searchTuning, saved));
+  afterAll(() => t.drop());
 
-  const request = (search: string) => ({ terms: parseSearch(search), filters: [], order, page: 1, pageSize: 10 });
+  const list = (search: string) => listRecords(t.db, spec, { terms: parseSearch(search), filters: [], order, page: 1, pageSize: 10 });
+  const seek = (search: string) => seekRecords(t.db, spec, { terms: parseSearch(search), filters: [], order, backward: false, limit: 11 });
+
+  /** Runs `check` while another holds this process's one turn. */
+  async function whileTaken(check: () => Promise<void>): Promise<void> {
+    searchTuning.costlyCounts = 1;
+    const held = latch();
+    const holder = searchCounts.run(undefined, () => held.done);
+    try {
+      await check();
+    } finally {
+      held.open();
+      await holder;
+    }
+  }
 
   test('withDeadline tells its deadline', () => {
     const before = Date.now();
@@ -97,23 +131,31 @@ describe('a search that counts its matches takes its turn', () => {
     expect(deadlineOf(t.db)).toBeUndefined();
   });
 
-  test('waits for the turn, and fails at the deadline', async () => {
-    const held = latch();
-    const holder = searchCounts.run(undefined, () => held.done);
-    try {
+  test.each([
+    ['a list page with its count', list],
+    ['a cursor page', seek],
+  ])('%s of matches not held waits for the turn, and fails at the deadline', async (_, search) => {
+    searchTuning.maxHeld = 0;
+    await whileTaken(async () => {
       const started = Date.now();
-      const search = listRecords(t.db, spec, request('gated'));
+      const answer = search('gated');
       if (dialect === 'mysql') {
-        await expect(search).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+        await expect(answer).rejects.toMatchObject({ name: 'KnexTimeoutError' });
         expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+        expect(Date.now() - started).toBeLessThan(300 + 1500);
       } else {
-        expect(await search).toMatchObject({ count: 3 });
+        expect(await answer).toBeTruthy();
       }
-      expect(await listRecords(t.db, spec, request(''))).toMatchObject({ count: 3 });
-    } finally {
-      held.open();
-      await holder;
-    }
-    expect(await listRecords(t.db, spec, request('gated'))).toMatchObject({ count: 3 });
+      expect(await list('')).toMatchObject({ count: 3 });
+    });
+    expect(await list('gated')).toMatchObject({ count: 3 });
+    expect(await seek('gated')).toHaveLength(3);
+  });
+
+  test('a search whose matches are held does not wait', async () => {
+    await whileTaken(async () => {
+      expect(await list('gated')).toMatchObject({ count: 3 });
+      expect(await seek('gated')).toHaveLength(3);
+    });
   });
 });
