@@ -3,11 +3,11 @@ import { type Db, deadlineOf, inTransaction, isMysql, withDeadline } from './con
 import { countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
-import { type Held, heldMatches, narrowPage, narrowToMatches, pageWalks, walksOrderIndex } from './matches';
+import { heldMatches, narrowPage, narrowToMatches, pageWalks, walksOrderIndex } from './matches';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
 import { searchCounts } from './searchGate';
-import { inSearchSnapshot, planSearch, type SearchPlan } from './searchIndex';
+import { inSearchSnapshot, planSearch } from './searchIndex';
 import { searchTuning } from './searchTuning';
 import { compiledRows, PARAM } from './statements';
 import { pendingWritten } from './indexer';
@@ -60,32 +60,21 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest, until?: num
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
   const held = await heldMatches(db, spec.table, plan, request.filters, total, request.order);
-  // On MySQL a search whose matches are not held visits them all to count them (InnoDB FULLTEXT,
-  // or the rows through the scan's predicate or the filters), unless the dense words' lists
-  // count it: its count and page take their turn (searchGate.ts).
-  const listed = plan.count && !plan.indexed && !request.filters.length;
-  if (isMysql(db) && request.terms.length && !held && !listed) {
-    return searchCounts.run(until, () => countAndPage(db, spec, request, plan, total));
-  }
-  return countAndPage(db, spec, request, plan, total, held);
-}
-
-async function countAndPage(
-  db: Db,
-  spec: TableSpec,
-  request: ListRequest,
-  plan: SearchPlan,
-  total: () => Promise<number>,
-  held?: Held,
-): Promise<ListResult> {
+  // On MySQL a search whose matches are not held has InnoDB FULLTEXT (or the scan's predicate,
+  // or the filters) visit them all to count them, unless the dense words' lists count it, and
+  // again for its page unless the page walks the order's index: each such statement takes its
+  // turn (searchGate.ts), and is made in it (its share of the deadline is what is left then).
+  const costly = isMysql(db) && request.terms.length > 0 && !held;
+  const inTurn = <T>(work: () => Promise<T>) => searchCounts.run(until, work);
+  const counted = () => countRows(narrowToMatches(db(spec.table), plan, request.filters));
   const count = held
     ? held.ids.length
     : !request.terms.length && !request.filters.length
       ? await total()
       : plan.count && !request.filters.length
         ? // The index holds exactly the table's rows: a common term costs no visit to them.
-          await plan.count()
-        : await countRows(narrowToMatches(db(spec.table), plan, request.filters));
+          await (costly && plan.indexed ? inTurn(plan.count) : plan.count())
+        : await (costly ? inTurn(counted) : counted());
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
   if (!count) return { count, rows: [] }; // exact: there is no row to read
@@ -107,16 +96,17 @@ async function countAndPage(
   }
   const page = { ...request, plan, held, rowsBefore: offset + request.pageSize, count, total };
   const walk = await pageWalks(page);
-  const filtered = db(spec.table);
-  narrowPage(filtered, page, walk);
-  applyOrder(filtered, request.order, isMysql(db));
-  if (held || offset < DEFERRED_JOIN_OFFSET) {
-    return { count, rows: (await filtered.select('*').limit(request.pageSize).offset(offset)) as Row[] };
-  }
-  // Deep pages: skip over ids only (an index-only scan for the default order), then fetch the
-  // page's rows by primary key. Skipping whole rows made MySQL scan and sort the table.
-  const ids = (await filtered.limit(request.pageSize).offset(offset).pluck('id')) as (number | string)[];
-  return { count, rows: await rowsOf(db, spec.table, ids) };
+  const read = async (): Promise<Row[]> => {
+    const filtered = db(spec.table);
+    narrowPage(filtered, page, walk);
+    applyOrder(filtered, request.order, isMysql(db));
+    if (held || offset < DEFERRED_JOIN_OFFSET) return (await filtered.select('*').limit(request.pageSize).offset(offset)) as Row[];
+    // Deep pages: skip over ids only (an index-only scan for the default order), then fetch the
+    // page's rows by primary key. Skipping whole rows made MySQL scan and sort the table.
+    const ids = (await filtered.limit(request.pageSize).offset(offset).pluck('id')) as (number | string)[];
+    return rowsOf(db, spec.table, ids);
+  };
+  return { count, rows: costly && plan.indexed && !walk ? await inTurn(read) : await read() };
 }
 
 /** The rows of these ids, in their order. */

@@ -152,6 +152,17 @@ describe('a search that visits all its matches takes its turn', () => {
     expect(await seek('gated')).toHaveLength(3);
   });
 
+  test("a page that InnoDB FULLTEXT reads takes a turn of its own, after its count's", async () => {
+    Object.assign(searchTuning, { maxHeld: 0, walkRows: 0, walkPerMatch: 0 });
+    const turns = jest.spyOn(searchCounts, 'run');
+    try {
+      expect(await list('gated')).toMatchObject({ count: 3 });
+      expect(turns).toHaveBeenCalledTimes(dialect === 'mysql' ? 2 : 0);
+    } finally {
+      turns.mockRestore();
+    }
+  });
+
   test('a search whose matches are held does not wait', async () => {
     await whileTaken(async () => {
       expect(await list('gated')).toMatchObject({ count: 3 });
