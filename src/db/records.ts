@@ -3,11 +3,11 @@ import { type Db, deadlineOf, inTransaction, isMysql, withDeadline } from './con
 import { countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
-import { heldMatches, narrowPage, narrowToMatches, pageWalks, walksOrderIndex } from './matches';
+import { type Held, heldMatches, narrowPage, narrowToMatches, pageWalks, walksOrderIndex } from './matches';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
-import { searchCounts } from './searchGate';
-import { inSearchSnapshot, planSearch } from './searchIndex';
+import { searchTurns } from './searchGate';
+import { inSearchSnapshot, planSearch, type SearchPlan } from './searchIndex';
 import { searchTuning } from './searchTuning';
 import { compiledRows, PARAM } from './statements';
 import { pendingWritten } from './indexer';
@@ -60,12 +60,9 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest, until?: num
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
   const held = await heldMatches(db, spec.table, plan, request.filters, total, request.order);
-  // On MySQL a search whose matches are not held has InnoDB FULLTEXT (or the scan's predicate,
-  // or the filters) visit them all to count them, unless the dense words' lists count it, and
-  // again for its page unless the page walks the order's index: each such statement takes its
-  // turn (searchGate.ts), and is made in it (its share of the deadline is what is left then).
-  const costly = isMysql(db) && request.terms.length > 0 && !held;
-  const inTurn = <T>(work: () => Promise<T>) => searchCounts.run(until, work);
+  // On MySQL a search's count visits every match (InnoDB FULLTEXT, or the rows through the
+  // scan's predicate or the filters) unless they are held or the dense words' lists count them.
+  const visitsAll = isMysql(db) && request.terms.length > 0 && !held;
   const counted = () => countRows(narrowToMatches(db(spec.table), plan, request.filters));
   const count = held
     ? held.ids.length
@@ -73,8 +70,8 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest, until?: num
       ? await total()
       : plan.count && !request.filters.length
         ? // The index holds exactly the table's rows: a common term costs no visit to them.
-          await (costly && plan.indexed ? inTurn(plan.count) : plan.count())
-        : await (costly ? inTurn(counted) : counted());
+          await inTurnIf(visitsAll && plan.indexed, until, plan.count)
+        : await inTurnIf(visitsAll, until, counted);
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
   if (!count) return { count, rows: [] }; // exact: there is no row to read
@@ -106,7 +103,21 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest, until?: num
     const ids = (await filtered.limit(request.pageSize).offset(offset).pluck('id')) as (number | string)[];
     return rowsOf(db, spec.table, ids);
   };
-  return { count, rows: costly && plan.indexed && !walk ? await inTurn(read) : await read() };
+  return { count, rows: await inTurnIf(pageVisitsAll(db, plan, held, walk), until, read) };
+}
+
+/**
+ * On MySQL a search's statement that has InnoDB FULLTEXT (or the scan's predicate) visit every
+ * match takes its turn (searchGate.ts), and is made in it: its share of the deadline is what is
+ * left as it is made.
+ */
+function inTurnIf<T>(visitsAll: boolean, until: number | undefined, work: () => Promise<T>): Promise<T> {
+  return visitsAll ? searchTurns.run(until, work) : work();
+}
+
+/** A page of matches neither held nor walked along the order's index: InnoDB FULLTEXT visits them all. */
+function pageVisitsAll(db: Db, plan: SearchPlan, held: Held | undefined, walk: boolean): boolean {
+  return isMysql(db) && plan.indexed && !held && !walk;
 }
 
 /** The rows of these ids, in their order. */
@@ -200,7 +211,6 @@ async function seekIn(db: Db, spec: TableSpec, request: SeekRequest, until?: num
   // made. Without a count, a walk is chosen from the held matches only.
   const page = { ...request, order, plan, held, rowsBefore: request.limit, count: held?.ids.length ?? 0, total };
   const walk = await pageWalks(page);
-  // Made in its turn, if it waits for one: a statement's share of the deadline is what is left as it is made.
   const read = async () => {
     const query = db(spec.table);
     narrowPage(query, page, walk);
@@ -208,9 +218,7 @@ async function seekIn(db: Db, spec: TableSpec, request: SeekRequest, until?: num
     applyOrder(query, order, isMysql(db));
     return (await query.select('*').limit(request.limit)) as Row[];
   };
-  // On MySQL a page of matches neither held nor walked has InnoDB FULLTEXT visit them all: it
-  // takes its turn, as a count that does (listIn).
-  const rows = isMysql(db) && plan.indexed && !held && !walk ? await searchCounts.run(until, read) : await read();
+  const rows = await inTurnIf(pageVisitsAll(db, plan, held, walk), until, read);
   return request.backward ? rows.reverse() : rows;
 }
 

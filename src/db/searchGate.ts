@@ -55,7 +55,7 @@ export class Turns {
           : setTimeout(
               () => {
                 this.waiting.splice(this.waiting.indexOf(waiter), 1);
-                reject(new KnexTimeoutError('Defined query timeout exceeded while waiting for a turn to count a search'));
+                reject(new KnexTimeoutError("Defined query timeout exceeded while waiting for a turn to read a search's matches"));
               },
               Math.max(0, until - Date.now()),
             );
@@ -72,5 +72,5 @@ export class Turns {
   }
 }
 
-/** This process's turns for a search's costly count or page on MySQL (records.ts). */
-export const searchCounts = new Turns(() => searchTuning.costlyCounts);
+/** This process's turns for a search's statements that visit every match, on MySQL (records.ts). */
+export const searchTurns = new Turns(() => searchTuning.searchTurns);

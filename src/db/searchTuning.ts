@@ -30,8 +30,9 @@ export const searchTuning = {
   /** MySQL: a word in at least this share of the records sampled is dense (denseWords.ts). */
   denseShare: 0.9,
   /**
-   * MySQL: a search's counts that InnoDB FULLTEXT or the scan's predicate answers run this many
-   * at a time in a process, the others waiting their turn (searchGate.ts).
+   * MySQL: a search's statements that have InnoDB FULLTEXT or the scan's predicate visit every
+   * match (a count, a page) run this many at a time in a process, the others waiting their turn
+   * (searchGate.ts).
    */
-  costlyCounts: 1,
+  searchTurns: 1,
 };

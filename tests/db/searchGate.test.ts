@@ -1,7 +1,7 @@
 import { deadlineOf, withDeadline } from '../../src/db/connection';
 import { insertRecord, listRecords, seekRecords } from '../../src/db/records';
 import { parseSearch } from '../../src/db/search';
-import { searchCounts, Turns } from '../../src/db/searchGate';
+import { searchTurns, Turns } from '../../src/db/searchGate';
 import { searchTuning } from '../../src/db/searchTuning';
 import { dbTimestamp } from '../../src/db/time';
 import { indexPending } from '../../src/db/wordIndex';
@@ -114,9 +114,9 @@ describe('a search that visits all its matches takes its turn', () => {
 
   /** Runs `check` while another holds this process's one turn. */
   async function whileTaken(check: () => Promise<void>): Promise<void> {
-    searchTuning.costlyCounts = 1;
+    searchTuning.searchTurns = 1;
     const held = latch();
-    const holder = searchCounts.run(undefined, () => held.done);
+    const holder = searchTurns.run(undefined, () => held.done);
     try {
       await check();
     } finally {
@@ -154,7 +154,7 @@ describe('a search that visits all its matches takes its turn', () => {
 
   test("a page that InnoDB FULLTEXT reads takes a turn of its own, after its count's", async () => {
     Object.assign(searchTuning, { maxHeld: 0, walkRows: 0, walkPerMatch: 0 });
-    const turns = jest.spyOn(searchCounts, 'run');
+    const turns = jest.spyOn(searchTurns, 'run');
     try {
       expect(await list('gated')).toMatchObject({ count: 3 });
       expect(turns).toHaveBeenCalledTimes(dialect === 'mysql' ? 2 : 0);
