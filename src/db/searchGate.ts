@@ -8,7 +8,10 @@ import { searchTuning } from './searchTuning';
 // after spending their CPU: `ouplip` under 32 connections at 1,000,000 posts, 3.4 requests a
 // second and 23 of them answered 503; taking turns, one at a time in each process, 7.9 a second
 // and none (BENCHMARKS.md). A turn not come by the search's deadline is the same 503 as a
-// statement past it: no request waits, or holds its connection, longer.
+// statement past it: no request waits, or holds its connection, longer. Nor shorter: refusing a
+// turn that looked unable to finish in time (by what recent turns cost) was tried, and clients
+// that ask again at once turned the refusals into thousands of 503s a second, whose CPU slowed
+// the counts past their deadline (BENCHMARKS.md). Waiting is what holds such clients back.
 
 interface Waiter {
   admit(): void;
