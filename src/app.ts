@@ -3,6 +3,7 @@ import type { Store } from 'express-rate-limit';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend } from 'openapi-backend';
 import { type Db, poolStats } from './db/connection';
+import { searchTurns } from './db/searchGate';
 import { listQueryErrors, operationHandlers } from './handlers';
 import { serviceHandlers } from './handlers/service';
 import { apiRateLimit, bearerAuth, corsFor } from './http/access';
@@ -48,7 +49,10 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   const spec = loadSpec(specText);
   const logger = options.logger ?? silentLogger;
   const tokens = options.apiTokens ?? [];
-  const metrics = createMetrics(() => poolStats(options.db));
+  const metrics = createMetrics(
+    () => poolStats(options.db),
+    () => searchTurns.stats(),
+  );
 
   const api = new OpenAPIBackend({
     // A copy: openapi-backend dereferences its definition in place.

@@ -4,6 +4,7 @@ import { type Config, ConfigError, loadConfig } from './config';
 import { withQueryTimeout, ensureMysqlDatabase, isMysql, openDb } from './db/connection';
 import { startIndexer } from './db/indexer';
 import { migrateDatabase } from './db/migrations';
+import { searchTuning } from './db/searchTuning';
 import { drainable, listen } from './http/server';
 import { createLogger, flushLogs, type Logger } from './logger';
 
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
     });
   }
   const db = withQueryTimeout(openDb(config.database, config.pool, dbLog), config.pool.queryTimeoutMs);
+  searchTuning.searchTurns = config.pool.searchTurns ?? searchTuning.searchTurns;
   const indexer = isMysql(db)
     ? startIndexer(db, { onError: (err) => logger.warn({ err }, 'the search indexer failed; pending records are scanned meanwhile') })
     : undefined;

@@ -87,11 +87,12 @@ describe('loadConfig', () => {
     [
       'pool and timeouts',
       {
-        given: { DB_POOL_SIZE: '4', DB_QUERY_TIMEOUT_MS: '1500', SHUTDOWN_TIMEOUT_MS: '30000', TRUST_PROXY: '1' },
-        want: { pool: { size: 4, queryTimeoutMs: 1500 }, shutdownTimeoutMs: 30000, trustProxy: 1 },
+        given: { DB_POOL_SIZE: '4', DB_QUERY_TIMEOUT_MS: '1500', DB_SEARCH_TURNS: '3', SHUTDOWN_TIMEOUT_MS: '30000', TRUST_PROXY: '1' },
+        want: { pool: { size: 4, queryTimeoutMs: 1500, searchTurns: 3 }, shutdownTimeoutMs: 30000, trustProxy: 1 },
       },
     ],
     ['galera read-your-writes, default and set', { given: {}, want: { pool: { size: 10, queryTimeoutMs: 5000, wsrepSyncWait: 1 } } }],
+    ['one search turn by default', { given: {}, want: { pool: { size: 10, queryTimeoutMs: 5000, searchTurns: 1 } } }],
     ['galera sync wait off', { given: { DB_WSREP_SYNC_WAIT: '0' }, want: { pool: { size: 10, queryTimeoutMs: 5000, wsrepSyncWait: 0 } } }],
   ])('%s', (_name, { given, want }) => {
     expect(loadConfig(given)).toMatchObject(want);
@@ -155,6 +156,7 @@ describe('loadConfig', () => {
     ],
     ['no worker process', { given: { WEB_CONCURRENCY: '0' }, want: /^WEB_CONCURRENCY must be between 1 and 256, got 0$/ }],
     ['pool size of zero', { given: { DB_POOL_SIZE: '0' }, want: /^DB_POOL_SIZE must be between 1 and 1000, got 0$/ }],
+    ['no search turn', { given: { DB_SEARCH_TURNS: '0' }, want: /^DB_SEARCH_TURNS must be between 1 and 1000, got 0$/ }],
     [
       'query timeout in seconds by mistake',
       { given: { DB_QUERY_TIMEOUT_MS: '5s' }, want: /^DB_QUERY_TIMEOUT_MS must be a whole number, got "5s"$/ },

@@ -100,6 +100,17 @@ describe('the start-up log', () => {
   });
 });
 
+test("DB_SEARCH_TURNS sets how many of a search's costly statements run at once, as /metrics shows", async () => {
+  const service = await startService({ DATABASE_URL, DB_SEARCH_TURNS: '3' });
+  try {
+    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    expect(metrics.split('\n')).toContain('db_search_turns_max 3');
+  } finally {
+    service.child.kill('SIGTERM');
+    expect((await service.exited).code).toBe(0);
+  }
+});
+
 describe('the built entry (node dist/main.js, what `npm start` runs)', () => {
   // dist/ is built by `npm test` (and `npm install`); alone: `npm run build` first.
   test('starts, finds the spec and the docs from dist/, answers, and stops on SIGTERM', async () => {

@@ -17,6 +17,13 @@ interface Waiter {
   admit(): void;
 }
 
+/** What /metrics shows of a Turns. */
+export interface TurnStats {
+  running: number;
+  waiting: number;
+  max: number;
+}
+
 /** Work that takes turns: at most `limit()` at once (at least 1), the rest in arrival order, each until its deadline. */
 export class Turns {
   private running = 0;
@@ -38,6 +45,10 @@ export class Turns {
       this.running--;
       this.admit();
     }
+  }
+
+  stats(): TurnStats {
+    return { running: this.running, waiting: this.waiting.length, max: this.max() };
   }
 
   private max(): number {

@@ -32,7 +32,7 @@ export const searchTuning = {
   /**
    * MySQL: a search's statements that have InnoDB FULLTEXT or the scan's predicate visit every
    * match (a count, a page) run this many at a time in a process, the others waiting their turn
-   * (searchGate.ts).
+   * (searchGate.ts). The service sets it from DB_SEARCH_TURNS.
    */
   searchTurns: 1,
 };

@@ -405,7 +405,7 @@ export interface paths {
         };
         /**
          * Metrics
-         * @description Prometheus text format: `http_requests_total` by `operation_id` and `status`, the `http_request_duration_seconds` histogram by `operation_id`, the database pool (`db_pool_connections_in_use`, `db_pool_acquires_waiting`, ...) and the process's own.
+         * @description Prometheus text format: `http_requests_total` by `operation_id` and `status`, the `http_request_duration_seconds` histogram by `operation_id`, the database pool (`db_pool_connections_in_use`, `db_pool_acquires_waiting`, ...), the search turns on MySQL (`db_search_turns_running`, `db_search_turns_waiting`, `db_search_turns_max`) and the process's own.
          */
         get: operations["getMetrics"];
         put?: never;

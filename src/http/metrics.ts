@@ -1,6 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { clusterRegistry, inWorker, workerId } from '../cluster';
 import type { PoolStats } from '../db/connection';
+import type { TurnStats } from '../db/searchGate';
 
 export interface Metrics {
   registry: Registry;
@@ -13,7 +14,7 @@ export interface Metrics {
  * In a worker, /metrics serves the sum over all workers; the process's own figures (memory, CPU,
  * event loop) are each worker's, told apart by a `worker` label.
  */
-export function createMetrics(pool: () => PoolStats): Metrics {
+export function createMetrics(pool: () => PoolStats, turns: () => TurnStats): Metrics {
   const registry = new Registry();
   const processRegistry = inWorker ? new Registry() : registry;
   if (inWorker) processRegistry.setDefaultLabels({ worker: String(workerId) });
@@ -31,19 +32,22 @@ export function createMetrics(pool: () => PoolStats): Metrics {
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-  const gauge = (name: string, help: string, read: (s: PoolStats) => number) =>
+  const gauge = (name: string, help: string, read: () => number) =>
     new Gauge({
       name,
       help,
       registers: [registry],
       collect() {
-        this.set(read(pool()));
+        this.set(read());
       },
     });
-  gauge('db_pool_connections_in_use', 'Database connections lent to a running request.', (s) => s.inUse);
-  gauge('db_pool_connections_idle', 'Open database connections waiting to be lent.', (s) => s.idle);
-  gauge('db_pool_acquires_waiting', 'Requests waiting for a database connection.', (s) => s.waiting);
-  gauge('db_pool_connections_max', 'The most database connections the pool opens.', (s) => s.max);
+  gauge('db_pool_connections_in_use', 'Database connections lent to a running request.', () => pool().inUse);
+  gauge('db_pool_connections_idle', 'Open database connections waiting to be lent.', () => pool().idle);
+  gauge('db_pool_acquires_waiting', 'Requests waiting for a database connection.', () => pool().waiting);
+  gauge('db_pool_connections_max', 'The most database connections the pool opens.', () => pool().max);
+  gauge('db_search_turns_running', "MySQL: a search's statements that visit every match, running in their turn.", () => turns().running);
+  gauge('db_search_turns_waiting', 'MySQL: such statements waiting for their turn, each holding its connection.', () => turns().waiting);
+  gauge('db_search_turns_max', 'How many such statements run at once in a process (DB_SEARCH_TURNS).', () => turns().max);
 
   return {
     registry: inWorker ? clusterRegistry([registry, processRegistry]) : registry,

@@ -1,3 +1,4 @@
+import { searchTurns } from '../../src/db/searchGate';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { dialect } from '../helpers/db';
 
@@ -46,4 +47,24 @@ test('shows the database pool: in use, idle, waiting and its size', async () => 
   }).toEqual({ inUse: 0, waiting: 0, max: dialect === 'mysql' ? 3 : 1 });
   expect(samples.get('db_pool_connections_idle')).toBeGreaterThanOrEqual(dialect === 'mysql' ? 1 : 0);
   expect(samples.has('process_resident_memory_bytes')).toBe(true);
+});
+
+test('shows the search turns: running, waiting (each holding a connection) and how many run at once', async () => {
+  const gauges = async () => {
+    const samples = await scrape();
+    return {
+      running: samples.get('db_search_turns_running'),
+      waiting: samples.get('db_search_turns_waiting'),
+      max: samples.get('db_search_turns_max'),
+    };
+  };
+  expect(await gauges()).toEqual({ running: 0, waiting: 0, max: 1 });
+  let open!: () => void;
+  const held = new Promise<void>((resolve) => (open = resolve));
+  const first = searchTurns.run(undefined, () => held);
+  const second = searchTurns.run(undefined, () => Promise.resolve());
+  expect(await gauges()).toEqual({ running: 1, waiting: 1, max: 1 });
+  open();
+  await Promise.all([first, second]);
+  expect(await gauges()).toEqual({ running: 0, waiting: 0, max: 1 });
 });
