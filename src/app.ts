@@ -2,7 +2,7 @@ import express from 'express';
 import type { Store } from 'express-rate-limit';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend } from 'openapi-backend';
-import { type Db, poolStats } from './db/connection';
+import { type Db, isMysql, poolStats } from './db/connection';
 import { searchTurns } from './db/searchGate';
 import { listQueryErrors, operationHandlers } from './handlers';
 import { serviceHandlers } from './handlers/service';
@@ -49,10 +49,8 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   const spec = loadSpec(specText);
   const logger = options.logger ?? silentLogger;
   const tokens = options.apiTokens ?? [];
-  const metrics = createMetrics(
-    () => poolStats(options.db),
-    () => searchTurns.stats(),
-  );
+  // Search statements take turns on MySQL only (records.ts).
+  const metrics = createMetrics(() => poolStats(options.db), isMysql(options.db) ? () => searchTurns.stats() : undefined);
 
   const api = new OpenAPIBackend({
     // A copy: openapi-backend dereferences its definition in place.

@@ -35,6 +35,8 @@ export interface Config {
   host: string;
   database: DatabaseConfig;
   pool: PoolConfig;
+  /** On MySQL, how many of a search's statements that visit every match run at once in a process (searchGate.ts). */
+  searchTurns: number;
   bodyLimit: number;
   logLevel: LogLevel;
   /** Bearer tokens that /api/ requires; empty: the API is open. */
@@ -64,8 +66,6 @@ export interface PoolConfig {
   queryTimeoutMs: number;
   /** On Galera, the session's wsrep_sync_wait (1: reads see every write committed before them). */
   wsrepSyncWait?: number;
-  /** On MySQL, how many of a search's statements that visit every match run at once in a process (searchGate.ts). */
-  searchTurns?: number;
 }
 
 export interface RedisConfig {
@@ -87,8 +87,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       size: parseInteger('DB_POOL_SIZE', env.DB_POOL_SIZE || '10', 1, 1000),
       queryTimeoutMs: parseInteger('DB_QUERY_TIMEOUT_MS', env.DB_QUERY_TIMEOUT_MS || '5000', 100, 3_600_000),
       wsrepSyncWait: parseInteger('DB_WSREP_SYNC_WAIT', env.DB_WSREP_SYNC_WAIT || '1', 0, 15),
-      searchTurns: parseInteger('DB_SEARCH_TURNS', env.DB_SEARCH_TURNS || '1', 1, 1000),
     },
+    searchTurns: parseInteger('DB_SEARCH_TURNS', env.DB_SEARCH_TURNS || '1', 1, 1000),
     bodyLimit: parseSize('BODY_LIMIT', env.BODY_LIMIT ?? '1mb'),
     logLevel: parseLogLevel(env.LOG_LEVEL || 'info'),
     apiTokens: parseTokens(env),

@@ -42,7 +42,8 @@ async function main(): Promise<void> {
     });
   }
   const db = withQueryTimeout(openDb(config.database, config.pool, dbLog), config.pool.queryTimeoutMs);
-  searchTuning.searchTurns = config.pool.searchTurns ?? searchTuning.searchTurns;
+  // A process's turns are module state (searchGate.ts), shared by every app and request in it.
+  searchTuning.searchTurns = config.searchTurns;
   const indexer = isMysql(db)
     ? startIndexer(db, { onError: (err) => logger.warn({ err }, 'the search indexer failed; pending records are scanned meanwhile') })
     : undefined;
@@ -113,6 +114,7 @@ function logStart(logger: Logger, config: Config, port: number, database: string
       workers: config.workers,
       poolSize: config.pool.size,
       queryTimeoutMs: config.pool.queryTimeoutMs,
+      ...(config.database.client === 'mysql' && { searchTurns: config.searchTurns }),
     },
     'listening',
   );

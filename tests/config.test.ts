@@ -88,11 +88,11 @@ describe('loadConfig', () => {
       'pool and timeouts',
       {
         given: { DB_POOL_SIZE: '4', DB_QUERY_TIMEOUT_MS: '1500', DB_SEARCH_TURNS: '3', SHUTDOWN_TIMEOUT_MS: '30000', TRUST_PROXY: '1' },
-        want: { pool: { size: 4, queryTimeoutMs: 1500, searchTurns: 3 }, shutdownTimeoutMs: 30000, trustProxy: 1 },
+        want: { pool: { size: 4, queryTimeoutMs: 1500 }, searchTurns: 3, shutdownTimeoutMs: 30000, trustProxy: 1 },
       },
     ],
     ['galera read-your-writes, default and set', { given: {}, want: { pool: { size: 10, queryTimeoutMs: 5000, wsrepSyncWait: 1 } } }],
-    ['one search turn by default', { given: {}, want: { pool: { size: 10, queryTimeoutMs: 5000, searchTurns: 1 } } }],
+    ['one search turn by default', { given: {}, want: { searchTurns: 1 } }],
     ['galera sync wait off', { given: { DB_WSREP_SYNC_WAIT: '0' }, want: { pool: { size: 10, queryTimeoutMs: 5000, wsrepSyncWait: 0 } } }],
   ])('%s', (_name, { given, want }) => {
     expect(loadConfig(given)).toMatchObject(want);

@@ -100,11 +100,18 @@ describe('the start-up log', () => {
   });
 });
 
-test("DB_SEARCH_TURNS sets how many of a search's costly statements run at once, as /metrics shows", async () => {
+test("DB_SEARCH_TURNS sets how many of a search's costly statements run at once on MySQL: logged, and in /metrics", async () => {
   const service = await startService({ DATABASE_URL, DB_SEARCH_TURNS: '3' });
   try {
-    const metrics = await (await fetch(`${service.url}/metrics`)).text();
-    expect(metrics.split('\n')).toContain('db_search_turns_max 3');
+    const listening = service.lines.find((l) => l.msg === 'listening')!;
+    const metrics = (await (await fetch(`${service.url}/metrics`)).text()).split('\n');
+    if (dialect === 'mysql') {
+      expect(listening).toMatchObject({ searchTurns: 3 });
+      expect(metrics).toContain('db_search_turns_max 3');
+    } else {
+      expect(listening).not.toHaveProperty('searchTurns');
+      expect(metrics.filter((l) => l.startsWith('db_search_turns'))).toEqual([]);
+    }
   } finally {
     service.child.kill('SIGTERM');
     expect((await service.exited).code).toBe(0);

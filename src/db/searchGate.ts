@@ -10,8 +10,8 @@ import { searchTuning } from './searchTuning';
 // and none (BENCHMARKS.md). A turn not come by the search's deadline is the same 503 as a
 // statement past it: no request waits, or holds its connection, longer. Nor shorter: refusing a
 // turn that looked unable to finish in time (by what recent turns cost) was tried, and clients
-// that ask again at once turned the refusals into thousands of 503s a second, whose CPU slowed
-// the counts past their deadline (BENCHMARKS.md). Waiting is what holds such clients back.
+// that ask again at once turned the refusals into hundreds or thousands of 503s a second, whose
+// CPU slowed the counts past their deadline (BENCHMARKS.md). Waiting holds such clients back.
 
 interface Waiter {
   admit(): void;

@@ -14,7 +14,7 @@ export interface Metrics {
  * In a worker, /metrics serves the sum over all workers; the process's own figures (memory, CPU,
  * event loop) are each worker's, told apart by a `worker` label.
  */
-export function createMetrics(pool: () => PoolStats, turns: () => TurnStats): Metrics {
+export function createMetrics(pool: () => PoolStats, turns?: () => TurnStats): Metrics {
   const registry = new Registry();
   const processRegistry = inWorker ? new Registry() : registry;
   if (inWorker) processRegistry.setDefaultLabels({ worker: String(workerId) });
@@ -45,9 +45,11 @@ export function createMetrics(pool: () => PoolStats, turns: () => TurnStats): Me
   gauge('db_pool_connections_idle', 'Open database connections waiting to be lent.', () => pool().idle);
   gauge('db_pool_acquires_waiting', 'Requests waiting for a database connection.', () => pool().waiting);
   gauge('db_pool_connections_max', 'The most database connections the pool opens.', () => pool().max);
-  gauge('db_search_turns_running', "MySQL: a search's statements that visit every match, running in their turn.", () => turns().running);
-  gauge('db_search_turns_waiting', 'MySQL: such statements waiting for their turn, each holding its connection.', () => turns().waiting);
-  gauge('db_search_turns_max', 'How many such statements run at once in a process (DB_SEARCH_TURNS).', () => turns().max);
+  if (turns) {
+    gauge('db_search_turns_running', "A search's statements that visit every match, running in their turn.", () => turns().running);
+    gauge('db_search_turns_waiting', 'Such statements waiting for their turn, each holding its connection.', () => turns().waiting);
+    gauge('db_search_turns_max', 'How many such statements run at once: DB_SEARCH_TURNS, summed over workers.', () => turns().max);
+  }
 
   return {
     registry: inWorker ? clusterRegistry([registry, processRegistry]) : registry,
