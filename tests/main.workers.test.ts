@@ -104,6 +104,8 @@ test('/metrics sums every worker; process figures are per worker; request ids st
     expect(healthz(scrape.text)).toBe(before + sent);
     expect(scrape.text).toMatch(/^process_resident_memory_bytes\{worker="1"\} \d+/m);
     expect(scrape.text).toMatch(/^process_resident_memory_bytes\{worker="2"\} \d+/m);
+    // One search turn in each worker (MySQL's searches take them; SQLite's do not, and show none).
+    expect(scrape.text.match(/^db_search_turns_max .*$/m)?.[0]).toBe(dialect === 'mysql' ? 'db_search_turns_max 2' : undefined);
   }
   const scrapeLines = await logged(scrapes.map((s) => s.requestId));
   expect(new Set(scrapeLines.map((l) => l.worker))).toEqual(new Set([1, 2]));
