@@ -185,21 +185,13 @@ const queryTimeouts = new WeakMap<Db, number>();
  * statement may, however many statements its plan takes. A db without a timeout is returned as
  * it is. Past the budget a statement gets 1 ms, and times out (503) as any slow statement does.
  * The share is what is left when the statement is made: make each one just before it runs.
+ * `until` is the deadline (ms since the epoch), for waits that are not statements.
  */
-export function withDeadline(db: Db): Db {
+export function withDeadline(db: Db): { db: Db; until?: number } {
   const ms = queryTimeouts.get(db);
-  if (ms === undefined) return db;
-  const end = Date.now() + ms;
-  const timed = withQueryTimeout(db, () => Math.max(1, end - Date.now()));
-  deadlines.set(timed, end);
-  return timed;
-}
-
-const deadlines = new WeakMap<Db, number>();
-
-/** The deadline (ms since the epoch) of a db from withDeadline, for waits that are not statements. */
-export function deadlineOf(db: Db): number | undefined {
-  return deadlines.get(db);
+  if (ms === undefined) return { db };
+  const until = Date.now() + ms;
+  return { db: withQueryTimeout(db, () => Math.max(1, until - Date.now())), until };
 }
 
 /** Answers when the database runs a trivial statement within `ms` (readiness). */

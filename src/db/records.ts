@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { type Db, deadlineOf, inTransaction, isMysql, withDeadline } from './connection';
+import { type Db, inTransaction, isMysql, withDeadline } from './connection';
 import { countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
@@ -52,8 +52,8 @@ function onPoolOrSearching<T>(
   work: (db: Db, until?: number) => Promise<T>,
 ): Promise<T> {
   if (!terms.length) return work(pool);
-  const timed = withDeadline(pool);
-  return inSearchSnapshot(timed, spec.table, (db) => work(db, deadlineOf(timed)));
+  const { db: timed, until } = withDeadline(pool);
+  return inSearchSnapshot(timed, spec.table, (db) => work(db, until));
 }
 
 async function listIn(db: Db, spec: TableSpec, request: ListRequest, until?: number): Promise<ListResult> {

@@ -44,7 +44,7 @@ describe('withQueryTimeout', () => {
   });
 
   test('withDeadline gives the statements of one piece of work what is left of one timeout', async () => {
-    const db = withDeadline(withQueryTimeout(t.db, 1000));
+    const { db } = withDeadline(withQueryTimeout(t.db, 1000));
     const first = timeoutOf(db('posts').select('id'))!;
     expect(first).toBeGreaterThan(800);
     expect(first).toBeLessThanOrEqual(1000);
@@ -59,8 +59,8 @@ describe('withQueryTimeout', () => {
     // Spent: a statement still gets a timeout (1 ms), never none, and fails as any late one does.
     expect(timeoutOf(db('posts').select('id'))).toBe(1);
     // Each call starts a budget of its own; a db without a timeout has none to share.
-    expect(timeoutOf(withDeadline(withQueryTimeout(t.db, 1000))('posts'))).toBeGreaterThan(800);
-    expect(withDeadline(t.db)).toBe(t.db);
+    expect(timeoutOf(withDeadline(withQueryTimeout(t.db, 1000)).db('posts'))).toBeGreaterThan(800);
+    expect(withDeadline(t.db)).toEqual({ db: t.db });
   });
 
   test('leaves the pool it wraps usable and destroyable', async () => {
