@@ -6,16 +6,8 @@ import { searchTuning } from '../../src/db/searchTuning';
 import { dbTimestamp } from '../../src/db/time';
 import { indexPending } from '../../src/db/wordIndex';
 import { createTestDatabase, dialect, type TestDatabase } from '../helpers/db';
+import { latch, sleep } from '../helpers/load';
 import { NEWEST_FIRST as order } from '../helpers/scan';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** A promise and the function that settles it. */
-function latch(): { done: Promise<void>; open(): void } {
-  let open!: () => void;
-  const done = new Promise<void>((resolve) => (open = resolve));
-  return { done, open };
-}
 
 describe('Turns', () => {
   test('runs at most its limit at once, the others in the order they came', async () => {

@@ -95,3 +95,10 @@ export function runLoad(url: string, workers: number, next: (n: number) => Call,
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A promise and the function that settles it: work that runs until a test lets it end. */
+export function latch(): { done: Promise<void>; open(): void } {
+  let open!: () => void;
+  const done = new Promise<void>((resolve) => (open = resolve));
+  return { done, open };
+}

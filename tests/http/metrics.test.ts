@@ -1,6 +1,7 @@
 import { searchTurns } from '../../src/db/searchGate';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { dialect } from '../helpers/db';
+import { latch } from '../helpers/load';
 
 // GET /metrics in Prometheus text format: requests by operationId and status, latency, the pool.
 let app: TestApp;
@@ -63,14 +64,13 @@ test('on MySQL, shows the search turns: running, waiting and how many run at onc
     return;
   }
   expect(await gauges()).toEqual({ running: 0, waiting: 0, max: 1 });
-  let open!: () => void;
-  const held = new Promise<void>((resolve) => (open = resolve));
-  const first = searchTurns.run(undefined, () => held);
+  const held = latch();
+  const first = searchTurns.run(undefined, () => held.done);
   const second = searchTurns.run(undefined, () => Promise.resolve());
   try {
     expect(await gauges()).toEqual({ running: 1, waiting: 1, max: 1 });
   } finally {
-    open();
+    held.open();
     await Promise.all([first, second]);
   }
   expect(await gauges()).toEqual({ running: 0, waiting: 0, max: 1 });
