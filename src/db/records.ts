@@ -6,7 +6,7 @@ import { applyAfter, reversed } from './keyset';
 import { type Held, heldMatches, narrowPage, narrowToMatches, pageWalks, walksOrderIndex } from './matches';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
-import { searchTurns } from './searchGate';
+import { type Costly, inline, searchTurns } from './searchGate';
 import { inSearchSnapshot, planSearch, type SearchPlan } from './searchIndex';
 import { searchTuning } from './searchTuning';
 import { compiledRows, PARAM } from './statements';
@@ -38,25 +38,25 @@ export type ListResult = { count: number; rows: Row[] } | { count: number; pastE
 
 /** The list pipeline's database steps: filter, order, paginate (serializing is the caller's). */
 export async function listRecords(pool: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
-  return onPoolOrSearching(pool, spec, request.terms, (db, until) => listIn(db, spec, request, until));
+  return onPoolOrSearching(pool, spec, request.terms, (db, costly) => listIn(db, spec, request, costly));
 }
 
 /**
- * A search's statements share one deadline (`until`, ms since the epoch) and one snapshot
- * (inSearchSnapshot); the rest run on the pool.
+ * A search's statements share one deadline, one snapshot (inSearchSnapshot) and, on MySQL, one
+ * turn for those that visit every match (searchGate.ts); the rest run on the pool.
  */
 function onPoolOrSearching<T>(
   pool: Db,
   spec: TableSpec,
   terms: readonly string[],
-  work: (db: Db, until?: number) => Promise<T>,
+  work: (db: Db, costly: Costly) => Promise<T>,
 ): Promise<T> {
-  if (!terms.length) return work(pool);
+  if (!terms.length) return work(pool, inline);
   const { db: timed, until } = withDeadline(pool);
-  return inSearchSnapshot(timed, spec.table, (db) => work(db, until));
+  return searchTurns.search(until, (costly) => inSearchSnapshot(timed, spec.table, (db) => work(db, costly)));
 }
 
-async function listIn(db: Db, spec: TableSpec, request: ListRequest, until?: number): Promise<ListResult> {
+async function listIn(db: Db, spec: TableSpec, request: ListRequest, costly: Costly): Promise<ListResult> {
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
   const held = await heldMatches(db, spec.table, plan, request.filters, total, request.order);
@@ -70,8 +70,8 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest, until?: num
       ? await total()
       : plan.count && !request.filters.length
         ? // The index holds exactly the table's rows: a common term costs no visit to them.
-          await inTurnIf(visitsAll && plan.indexed, until, plan.count)
-        : await inTurnIf(visitsAll, until, counted);
+          await inTurnIf(visitsAll && plan.indexed, costly, plan.count)
+        : await inTurnIf(visitsAll, costly, counted);
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
   if (!count) return { count, rows: [] }; // exact: there is no row to read
@@ -103,16 +103,16 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest, until?: num
     const ids = (await filtered.limit(request.pageSize).offset(offset).pluck('id')) as (number | string)[];
     return rowsOf(db, spec.table, ids);
   };
-  return { count, rows: await inTurnIf(pageVisitsAll(db, plan, held, walk), until, read) };
+  return { count, rows: await inTurnIf(pageVisitsAll(db, plan, held, walk), costly, read) };
 }
 
 /**
  * On MySQL a search's statement that has InnoDB FULLTEXT (or the scan's predicate) visit every
- * match takes its turn (searchGate.ts), and is made in it: its share of the deadline is what is
- * left as it is made.
+ * match runs in the search's turn (searchGate.ts), made in it: its share of the deadline is
+ * what is left as it is made.
  */
-function inTurnIf<T>(visitsAll: boolean, until: number | undefined, work: () => Promise<T>): Promise<T> {
-  return visitsAll ? searchTurns.run(until, work) : work();
+function inTurnIf<T>(visitsAll: boolean, costly: Costly, work: () => Promise<T>): Promise<T> {
+  return visitsAll ? costly(work) : work();
 }
 
 /** A page of matches neither held nor walked along the order's index: InnoDB FULLTEXT visits them all. */
@@ -193,10 +193,10 @@ export async function seekRecords(pool: Db, spec: TableSpec, request: SeekReques
     });
     return request.backward ? found.reverse() : found;
   }
-  return onPoolOrSearching(pool, spec, request.terms, (db, until) => seekIn(db, spec, request, until));
+  return onPoolOrSearching(pool, spec, request.terms, (db, costly) => seekIn(db, spec, request, costly));
 }
 
-async function seekIn(db: Db, spec: TableSpec, request: SeekRequest, until?: number): Promise<Row[]> {
+async function seekIn(db: Db, spec: TableSpec, request: SeekRequest, costly: Costly): Promise<Row[]> {
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
   const order = request.backward ? reversed(request.order) : request.order;
@@ -218,7 +218,7 @@ async function seekIn(db: Db, spec: TableSpec, request: SeekRequest, until?: num
     applyOrder(query, order, isMysql(db));
     return (await query.select('*').limit(request.limit)) as Row[];
   };
-  const rows = await inTurnIf(pageVisitsAll(db, plan, held, walk), until, read);
+  const rows = await inTurnIf(pageVisitsAll(db, plan, held, walk), costly, read);
   return request.backward ? rows.reverse() : rows;
 }
 

@@ -8,10 +8,21 @@ import { searchTuning } from './searchTuning';
 // after spending their CPU: `ouplip` under 32 connections at 1,000,000 posts, 3.4 requests a
 // second and 23 of them answered 503; taking turns, one at a time in each process, 7.9 a second
 // and none (BENCHMARKS.md). A turn not come by the search's deadline is the same 503 as a
-// statement past it: no request waits, or holds its connection, longer. Nor shorter: refusing a
-// turn that looked unable to finish in time (by what recent turns cost) was tried, and clients
-// that ask again at once turned the refusals into hundreds or thousands of 503s a second, whose
-// CPU slowed the counts past their deadline (BENCHMARKS.md). Waiting holds such clients back.
+// statement past it: no request waits longer. Nor shorter: refusing a turn that looked unable to
+// finish in time (by what recent turns cost) was tried, and clients that ask again at once turned
+// the refusals into hundreds or thousands of 503s a second, whose CPU slowed the counts past their
+// deadline (BENCHMARKS.md). Waiting holds such clients back. A search waits without a connection
+// (Turns.search): waiting in its snapshot, a flood of one costly search held the whole pool, and
+// every other request waited for a connection behind it.
+
+/** Runs one of a search's costly statements in the search's turn. */
+export type Costly = <R>(work: () => Promise<R>) => Promise<R>;
+
+/** Runs the statement at once: the search already holds its turn, or needs none. */
+export const inline: Costly = (work) => work();
+
+/** A search's costly statement found no free turn: its attempt ends, and the search waits for one. */
+class NoTurnFree extends Error {}
 
 interface Waiter {
   admit(): void;
@@ -31,6 +42,31 @@ export class Turns {
 
   constructor(private readonly limit: () => number) {}
 
+  /**
+   * Runs a search, `attempt`, whose costly statements go through `costly`. The first takes a free
+   * turn, held to the search's end. When none is free, `costly` throws, which ends the attempt
+   * and its snapshot (its connection goes back to the pool); the search waits for its turn
+   * without one, then is attempted again from the start, in its turn, on the data as it is then.
+   */
+  async search<T>(until: number | undefined, attempt: (costly: Costly) => Promise<T>): Promise<T> {
+    let holding = false;
+    try {
+      return await attempt(async (work) => {
+        if (!holding) {
+          if (this.waiting.length || this.running >= this.max()) throw new NoTurnFree();
+          this.running++;
+          holding = true;
+        }
+        return work();
+      });
+    } catch (err) {
+      if (!(err instanceof NoTurnFree)) throw err;
+    } finally {
+      if (holding) this.release();
+    }
+    return this.run(until, () => attempt(inline));
+  }
+
   /** Runs `work` in its turn; rejects with KnexTimeoutError, work not run, if the turn is not come by `until` (ms since the epoch). */
   async run<T>(until: number | undefined, work: () => Promise<T>): Promise<T> {
     if (!this.waiting.length && this.running < this.max()) this.running++;
@@ -42,8 +78,7 @@ export class Turns {
     try {
       return await work();
     } finally {
-      this.running--;
-      this.admit();
+      this.release();
     }
   }
 
@@ -75,6 +110,11 @@ export class Turns {
             );
       this.waiting.push(waiter);
     });
+  }
+
+  private release(): void {
+    this.running--;
+    this.admit();
   }
 
   /** Gives free turns to the first waiters. */

@@ -1,7 +1,7 @@
-import { withDeadline } from '../../src/db/connection';
+import { poolStats, withDeadline } from '../../src/db/connection';
 import { insertRecord, listRecords, seekRecords } from '../../src/db/records';
 import { parseSearch } from '../../src/db/search';
-import { searchTurns, Turns } from '../../src/db/searchGate';
+import { type Costly, searchTurns, Turns } from '../../src/db/searchGate';
 import { searchTuning } from '../../src/db/searchTuning';
 import { dbTimestamp } from '../../src/db/time';
 import { indexPending } from '../../src/db/wordIndex';
@@ -79,6 +79,90 @@ describe('Turns', () => {
     await expect(turns.run(undefined, () => Promise.reject(new Error('no')))).rejects.toThrow('no');
     expect(await turns.run(Date.now() + 50, () => Promise.resolve(1))).toBe(1);
   });
+
+  describe('search', () => {
+    /** A search of two costly statements, logging what it does; `between` runs between them. */
+    const twoStatements =
+      (log: string[], between: () => Promise<unknown> = () => Promise.resolve()) =>
+      async (costly: Costly) => {
+        log.push('attempt');
+        await costly(() => Promise.resolve(log.push('count')));
+        await between();
+        await costly(() => Promise.resolve(log.push('page')));
+        return log.length;
+      };
+
+    test('takes a free turn at its first costly statement and holds it to its end', async () => {
+      const turns = new Turns(() => 1);
+      const log: string[] = [];
+      const middle = latch();
+      const search = turns.search(
+        undefined,
+        twoStatements(log, () => middle.done),
+      );
+      await sleep(10);
+      expect(turns.stats()).toEqual({ running: 1, waiting: 0, max: 1 });
+      middle.open();
+      expect(await search).toBe(3);
+      expect(log).toEqual(['attempt', 'count', 'page']);
+      expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+    });
+
+    test('with no turn free, ends its attempt, waits, and is attempted again in its turn', async () => {
+      const turns = new Turns(() => 1);
+      const held = latch();
+      const holder = turns.run(undefined, () => held.done);
+      const log: string[] = [];
+      let attemptEnded: unknown;
+      const search = turns.search(undefined, async (costly) => {
+        try {
+          return await twoStatements(log)(costly);
+        } catch (err) {
+          attemptEnded = err;
+          throw err;
+        }
+      });
+      await sleep(10);
+      expect(log).toEqual(['attempt']);
+      expect(attemptEnded).toBeInstanceOf(Error);
+      expect(turns.stats()).toEqual({ running: 1, waiting: 1, max: 1 });
+      held.open();
+      await holder;
+      expect(await search).toBe(4);
+      expect(log).toEqual(['attempt', 'attempt', 'count', 'page']);
+      expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+    });
+
+    test('a turn not come by the deadline fails as a late statement, attempted once', async () => {
+      const turns = new Turns(() => 1);
+      const held = latch();
+      const holder = turns.run(undefined, () => held.done);
+      const log: string[] = [];
+      await expect(turns.search(Date.now() + 50, twoStatements(log))).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+      expect(log).toEqual(['attempt']);
+      held.open();
+      await holder;
+    });
+
+    test("a search that fails gives its turn back, and its error is the caller's", async () => {
+      const turns = new Turns(() => 1);
+      const failing = turns.search(undefined, async (costly) => {
+        await costly(() => Promise.resolve());
+        throw new Error('no');
+      });
+      await expect(failing).rejects.toThrow('no');
+      expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+    });
+
+    test('a search with no costly statement takes no turn', async () => {
+      const turns = new Turns(() => 1);
+      const held = latch();
+      const holder = turns.run(undefined, () => held.done);
+      expect(await turns.search(Date.now() + 50, () => Promise.resolve('cheap'))).toBe('cheap');
+      held.open();
+      await holder;
+    });
+  });
 });
 
 // On MySQL a search whose matches are not held counts them (and pages them) in its turn, within
@@ -90,19 +174,24 @@ describe('a search that visits all its matches takes its turn', () => {
   const spec = { table: 'posts', searchFields: ['title', 'content'] };
   const saved = { ...searchTuning };
   let t: TestDatabase;
-  beforeAll(async () => {
-    t = await createTestDatabase({ size: 3, queryTimeoutMs: 300 });
+  /** A pool of 3 connections, whose searches have `queryTimeoutMs`, on 3 records. */
+  async function gatedPosts(queryTimeoutMs: number): Promise<TestDatabase> {
+    const made = await createTestDatabase({ size: 3, queryTimeoutMs });
     const at = dbTimestamp();
     for (let n = 0; n < 3; n++) {
-      await insertRecord(t.db, 'posts', { title: `gated ${n}`, content: 'text', author: 'a', created_at: at, updated_at: at });
+      await insertRecord(made.db, 'posts', { title: `gated ${n}`, content: 'text', author: 'a', created_at: at, updated_at: at });
     }
-    if (dialect === 'mysql') await indexPending(t.db, 'posts');
-  });
+    if (dialect === 'mysql') await indexPending(made.db, 'posts');
+    return made;
+  }
+  beforeAll(async () => (t = await gatedPosts(300)));
   afterEach(() => Object.assign(searchTuning, saved));
   afterAll(() => t.drop());
 
-  const list = (search: string) => listRecords(t.db, spec, { terms: parseSearch(search), filters: [], order, page: 1, pageSize: 10 });
-  const seek = (search: string) => seekRecords(t.db, spec, { terms: parseSearch(search), filters: [], order, backward: false, limit: 11 });
+  const list = (search: string, on = t) =>
+    listRecords(on.db, spec, { terms: parseSearch(search), filters: [], order, page: 1, pageSize: 10 });
+  const seek = (search: string, on = t) =>
+    seekRecords(on.db, spec, { terms: parseSearch(search), filters: [], order, backward: false, limit: 11 });
 
   /** Runs `check` while another holds this process's one turn. */
   async function whileTaken(check: () => Promise<void>): Promise<void> {
@@ -143,14 +232,47 @@ describe('a search that visits all its matches takes its turn', () => {
     expect(await seek('gated')).toHaveLength(3);
   });
 
-  test("a page that InnoDB FULLTEXT reads takes a turn of its own, after its count's", async () => {
+  test('a list page with its count, and a cursor page, waiting for the turn hold no connection, and answer in it', async () => {
+    searchTuning.maxHeld = 0;
+    searchTuning.searchTurns = 1;
+    // A deadline the searches meet once the turn is free, however slow the machine.
+    const roomy = await gatedPosts(10_000);
+    const held = latch();
+    const holder = searchTurns.run(undefined, () => held.done);
+    try {
+      // More searches than the pool has connections (3), each waiting for the one turn.
+      const waiting = [list('gated', roomy), list('gated', roomy), seek('gated', roomy), list('gated', roomy)];
+      try {
+        await sleep(200);
+        if (dialect === 'mysql') {
+          expect(searchTurns.stats()).toMatchObject({ running: 1, waiting: 4 });
+          expect(poolStats(roomy.db)).toMatchObject({ inUse: 0, waiting: 0 });
+        }
+        expect(await list('', roomy)).toMatchObject({ count: 3 });
+      } finally {
+        held.open();
+        await holder;
+      }
+      const answers = await Promise.all(waiting);
+      expect(answers.map((a) => ('count' in a ? a.count : a.length))).toEqual([3, 3, 3, 3]);
+    } finally {
+      await roomy.drop();
+    }
+  });
+
+  test("a page that InnoDB FULLTEXT reads runs in the search's turn, as its count does", async () => {
     Object.assign(searchTuning, { maxHeld: 0, walkRows: 0, walkPerMatch: 0 });
-    const turns = jest.spyOn(searchTurns, 'run');
+    let costlyStatements = 0;
+    const counting: Costly = (work) => {
+      costlyStatements++;
+      return work();
+    };
+    const search = jest.spyOn(searchTurns, 'search').mockImplementation((_, attempt) => attempt(counting));
     try {
       expect(await list('gated')).toMatchObject({ count: 3 });
-      expect(turns).toHaveBeenCalledTimes(dialect === 'mysql' ? 2 : 0);
+      expect(costlyStatements).toBe(dialect === 'mysql' ? 2 : 0);
     } finally {
-      turns.mockRestore();
+      search.mockRestore();
     }
   });
 
