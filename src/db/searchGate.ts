@@ -46,7 +46,9 @@ export class Turns {
    * Runs a search, `attempt`, whose costly statements go through `costly`. The first takes a free
    * turn, held to the search's end. When none is free, `costly` throws, which ends the attempt
    * and its snapshot (its connection goes back to the pool); the search waits for its turn
-   * without one, then is attempted again from the start, in its turn, on the data as it is then.
+   * without one, then is attempted again from the start, in its turn, on the data as it is then:
+   * held from its start, and given back at the deadline (the attempt's connection, whose wait
+   * for the pool the deadline does not bound, would otherwise hold the turn past it).
    */
   async search<T>(until: number | undefined, attempt: (costly: Costly) => Promise<T>): Promise<T> {
     let holding = false;
@@ -64,13 +66,15 @@ export class Turns {
     } finally {
       if (holding) this.release();
     }
-    return this.run(until, () => attempt(inline));
+    return this.run(until, () => byDeadline(until, attempt(inline)));
   }
 
   /** Runs `work` in its turn; rejects with KnexTimeoutError, work not run, if the turn is not come by `until` (ms since the epoch). */
   async run<T>(until: number | undefined, work: () => Promise<T>): Promise<T> {
-    if (!this.waiting.length && this.running < this.max()) this.running++;
-    else {
+    if (!this.waiting.length && this.running < this.max()) {
+      if (until !== undefined && Date.now() >= until) throw late();
+      this.running++;
+    } else {
       const turn = this.wait(until);
       this.admit();
       await turn;
@@ -104,7 +108,7 @@ export class Turns {
           : setTimeout(
               () => {
                 this.waiting.splice(this.waiting.indexOf(waiter), 1);
-                reject(new KnexTimeoutError("Defined query timeout exceeded while waiting for a turn to read a search's matches"));
+                reject(late());
               },
               Math.max(0, until - Date.now()),
             );
@@ -124,6 +128,21 @@ export class Turns {
       this.waiting.shift()!.admit();
     }
   }
+}
+
+function late(): KnexTimeoutError {
+  return new KnexTimeoutError("Defined query timeout exceeded while waiting for a turn to read a search's matches");
+}
+
+/** `work`'s answer, or KnexTimeoutError at `until`; abandoned then, its statements have 1 ms each left. */
+function byDeadline<T>(until: number | undefined, work: Promise<T>): Promise<T> {
+  if (until === undefined) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(late()), Math.max(0, until - Date.now()));
+  });
+  work.catch(() => undefined); // once abandoned, its failure is nobody's
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
 /** This process's turns for a search's statements that visit every match, on MySQL (records.ts). */

@@ -144,6 +144,36 @@ describe('Turns', () => {
       await holder;
     });
 
+    test('run again in its turn, it is given up at the deadline and gives its turn back, whatever it waits for', async () => {
+      const turns = new Turns(() => 1);
+      const held = latch();
+      const holder = turns.run(undefined, () => held.done);
+      const stuck = latch(); // the second attempt waits, as for a connection, past the deadline
+      let attempts = 0;
+      const started = Date.now();
+      const search = turns.search(Date.now() + 150, async (costly) => {
+        if (++attempts === 2) await stuck.done;
+        return costly(() => Promise.resolve('answered'));
+      });
+      await sleep(20);
+      held.open();
+      await holder;
+      await expect(search).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(145);
+      expect(attempts).toBe(2);
+      expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+      stuck.open();
+    });
+
+    test('a free turn past the deadline is not come by it: the work is not run', async () => {
+      const turns = new Turns(() => 1);
+      let ran = false;
+      const late = turns.run(Date.now() - 1, () => Promise.resolve((ran = true)));
+      await expect(late).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+      expect(ran).toBe(false);
+      expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+    });
+
     test("a search that fails gives its turn back, and its error is the caller's", async () => {
       const turns = new Turns(() => 1);
       const failing = turns.search(undefined, async (costly) => {
@@ -239,24 +269,25 @@ describe('a search that visits all its matches takes its turn', () => {
     const roomy = await gatedPosts(10_000);
     const held = latch();
     const holder = searchTurns.run(undefined, () => held.done);
+    // More searches than the pool has connections (3), each waiting for the one turn.
+    const waiting = Promise.allSettled([list('gated', roomy), list('gated', roomy), seek('gated', roomy), list('gated', roomy)]);
     try {
-      // More searches than the pool has connections (3), each waiting for the one turn.
-      const waiting = [list('gated', roomy), list('gated', roomy), seek('gated', roomy), list('gated', roomy)];
-      try {
-        await sleep(200);
-        if (dialect === 'mysql') {
-          expect(searchTurns.stats()).toMatchObject({ running: 1, waiting: 4 });
-          expect(poolStats(roomy.db)).toMatchObject({ inUse: 0, waiting: 0 });
-        }
-        expect(await list('', roomy)).toMatchObject({ count: 3 });
-      } finally {
-        held.open();
-        await holder;
+      if (dialect === 'mysql') {
+        // Each first plans (a connection each, 3 at a time) to find it must wait, then gives its connection back.
+        const settled = () => searchTurns.stats().waiting === 4 && poolStats(roomy.db).inUse === 0;
+        for (const givingUp = Date.now() + 10_000; !settled() && Date.now() < givingUp;) await sleep(5);
+        expect(searchTurns.stats()).toMatchObject({ running: 1, waiting: 4 });
+        expect(poolStats(roomy.db)).toMatchObject({ inUse: 0, waiting: 0 });
       }
-      const answers = await Promise.all(waiting);
-      expect(answers.map((a) => ('count' in a ? a.count : a.length))).toEqual([3, 3, 3, 3]);
+      expect(await list('', roomy)).toMatchObject({ count: 3 });
     } finally {
+      held.open();
+      await holder;
+      const answers = await waiting;
       await roomy.drop();
+      expect(answers.map((a) => (a.status === 'fulfilled' ? ('count' in a.value ? a.value.count : a.value.length) : a.reason))).toEqual([
+        3, 3, 3, 3,
+      ]);
     }
   });
 
