@@ -42,8 +42,8 @@ export async function listRecords(pool: Db, spec: TableSpec, request: ListReques
 }
 
 /**
- * A search's statements share one deadline, one snapshot (inSearchSnapshot) and, on MySQL, one
- * turn for those that visit every match (searchGate.ts); the rest run on the pool.
+ * A search's statements share one deadline and one snapshot (inSearchSnapshot); on MySQL those
+ * that visit every match take turns (searchGate.ts). The rest run on the pool.
  */
 function onPoolOrSearching<T>(
   pool: Db,
@@ -108,8 +108,8 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest, costly: Cos
 
 /**
  * On MySQL a search's statement that has InnoDB FULLTEXT (or the scan's predicate) visit every
- * match runs in the search's turn (searchGate.ts), made in it: its share of the deadline is
- * what is left as it is made.
+ * match takes its turn (searchGate.ts), and is made in it: its share of the deadline is what is
+ * left as it is made.
  */
 function inTurnIf<T>(visitsAll: boolean, costly: Costly, work: () => Promise<T>): Promise<T> {
   return visitsAll ? costly(work) : work();

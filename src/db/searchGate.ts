@@ -3,7 +3,7 @@ import { searchTuning } from './searchTuning';
 
 // On MySQL a search's count that InnoDB FULLTEXT or the scan's predicate answers (a term in tens
 // of thousands of records, a phrase), or a cursor page that has FULLTEXT visit every match,
-// keeps a core of the server busy for hundreds of ms (records.ts takes the turns). Twenty
+// keeps a core of the server busy for hundreds of ms (records.ts marks them costly). Twenty
 // at once (two workers' pools) share 2 cores, pass their deadline together and are answered 503
 // after spending their CPU: `ouplip` under 32 connections at 1,000,000 posts, 3.4 requests a
 // second and 23 of them answered 503; taking turns, one at a time in each process, 7.9 a second
@@ -11,24 +11,24 @@ import { searchTuning } from './searchTuning';
 // statement past it: no request waits longer. Nor shorter: refusing a turn that looked unable to
 // finish in time (by what recent turns cost) was tried, and clients that ask again at once turned
 // the refusals into hundreds or thousands of 503s a second, whose CPU slowed the counts past their
-// deadline (BENCHMARKS.md). Waiting holds such clients back. A search waits without a connection
-// (Turns.search): waiting in its snapshot, a flood of one costly search held the whole pool, and
-// every other request waited for a connection behind it.
+// deadline (BENCHMARKS.md). Waiting holds such clients back.
+//
+// Waiting in its snapshot, each search held a pooled connection, and a flood of one costly search
+// held the whole pool: every other request waited for a connection behind it. Now only as many
+// searches as there are turns wait with their connection, planned and ready to run; the rest wait
+// for their place without one (SearchTurns.search). Running again in its place, a search plans
+// while the turns are busy, so the turns never wait for a plan.
 
-/** Runs one of a search's costly statements in the search's turn. */
+/** Runs one of a search's costly statements in its turn. */
 export type Costly = <R>(work: () => Promise<R>) => Promise<R>;
 
-/** Runs the statement at once: the search already holds its turn, or needs none. */
+/** Runs the statement at once: a list without a search makes none that takes a turn. */
 export const inline: Costly = (work) => work();
 
-/** A search's costly statement found no free turn: its attempt ends, and the search waits for one. */
-class NoTurnFree extends Error {}
+/** A search's costly statement found no place free: its attempt ends, and the search waits for one. */
+class NoPlaceFree extends Error {}
 
-interface Waiter {
-  admit(): void;
-}
-
-/** What /metrics shows of a Turns. */
+/** What /metrics shows of the search turns. */
 export interface TurnStats {
   running: number;
   waiting: number;
@@ -38,52 +38,54 @@ export interface TurnStats {
 /** Work that takes turns: at most `limit()` at once (at least 1), the rest in arrival order, each until its deadline. */
 export class Turns {
   private running = 0;
-  private readonly waiting: Waiter[] = [];
+  private readonly waiting: (() => void)[] = [];
 
   constructor(private readonly limit: () => number) {}
 
-  /**
-   * Runs a search, `attempt`, whose costly statements go through `costly`. The first takes a free
-   * turn, held to the search's end. When none is free, `costly` throws, which ends the attempt
-   * and its snapshot (its connection goes back to the pool); the search waits for its turn
-   * without one, then is attempted again from the start, in its turn, on the data as it is then:
-   * held from its start, and given back at the deadline (the attempt's connection, whose wait
-   * for the pool the deadline does not bound, would otherwise hold the turn past it).
-   */
-  async search<T>(until: number | undefined, attempt: (costly: Costly) => Promise<T>): Promise<T> {
-    let holding = false;
-    try {
-      return await attempt(async (work) => {
-        if (!holding) {
-          if (this.waiting.length || this.running >= this.max()) throw new NoTurnFree();
-          this.running++;
-          holding = true;
-        }
-        return work();
-      });
-    } catch (err) {
-      if (!(err instanceof NoTurnFree)) throw err;
-    } finally {
-      if (holding) this.release();
-    }
-    return this.run(until, () => byDeadline(until, attempt(inline)));
-  }
-
   /** Runs `work` in its turn; rejects with KnexTimeoutError, work not run, if the turn is not come by `until` (ms since the epoch). */
   async run<T>(until: number | undefined, work: () => Promise<T>): Promise<T> {
-    if (!this.waiting.length && this.running < this.max()) {
-      if (until !== undefined && Date.now() >= until) throw late();
-      this.running++;
-    } else {
-      const turn = this.wait(until);
-      this.admit();
-      await turn;
-    }
+    await this.take(until);
     try {
       return await work();
     } finally {
       this.release();
     }
+  }
+
+  /** Takes a turn if one is free and nobody waits. */
+  tryTake(): boolean {
+    if (this.waiting.length || this.running >= this.max()) return false;
+    this.running++;
+    return true;
+  }
+
+  /** Waits for a turn; rejects with KnexTimeoutError if it is not come by `until`. */
+  take(until: number | undefined): Promise<void> {
+    if (until !== undefined && Date.now() >= until) return Promise.reject(late());
+    if (this.tryTake()) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const admit = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      const timer =
+        until === undefined
+          ? undefined
+          : setTimeout(
+              () => {
+                this.waiting.splice(this.waiting.indexOf(admit), 1);
+                reject(late());
+              },
+              Math.max(0, until - Date.now()),
+            );
+      this.waiting.push(admit);
+      this.admit(); // the limit may have been raised since the last turn ended
+    });
+  }
+
+  release(): void {
+    this.running--;
+    this.admit();
   }
 
   stats(): TurnStats {
@@ -94,39 +96,61 @@ export class Turns {
     return Math.max(1, this.limit());
   }
 
-  private wait(until: number | undefined): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const waiter: Waiter = {
-        admit: () => {
-          clearTimeout(timer);
-          resolve();
-        },
-      };
-      const timer =
-        until === undefined
-          ? undefined
-          : setTimeout(
-              () => {
-                this.waiting.splice(this.waiting.indexOf(waiter), 1);
-                reject(late());
-              },
-              Math.max(0, until - Date.now()),
-            );
-      this.waiting.push(waiter);
-    });
-  }
-
-  private release(): void {
-    this.running--;
-    this.admit();
-  }
-
   /** Gives free turns to the first waiters. */
   private admit(): void {
     while (this.waiting.length && this.running < this.max()) {
       this.running++;
-      this.waiting.shift()!.admit();
+      this.waiting.shift()!();
     }
+  }
+}
+
+/**
+ * Turns for searches' costly statements, and places for the searches that make them: a search
+ * holds a place, and its connection, from its first costly statement to its end; there are twice
+ * as many places as turns (those running and as many ready to).
+ */
+export class SearchTurns {
+  private readonly turns: Turns;
+  private readonly places: Turns;
+
+  constructor(limit: () => number) {
+    this.turns = new Turns(limit);
+    this.places = new Turns(() => 2 * Math.max(1, limit()));
+  }
+
+  /**
+   * Runs a search, `attempt`, whose costly statements go through `costly`, each in its turn.
+   * The first takes a free place. When none is free, `costly` throws, which ends the attempt and
+   * its snapshot (its connection goes back to the pool); the search waits for its place without
+   * one, then is attempted again from the start, on the data as it is then. That attempt is given
+   * up at the deadline, place and all: its wait for a pool connection is not bounded by it.
+   */
+  async search<T>(until: number | undefined, attempt: (costly: Costly) => Promise<T>): Promise<T> {
+    let placed = false;
+    const inTurn: Costly = (work) => this.turns.run(until, work);
+    try {
+      return await attempt((work) => {
+        if (!placed && !(placed = this.places.tryTake())) return Promise.reject(new NoPlaceFree());
+        return inTurn(work);
+      });
+    } catch (err) {
+      if (!(err instanceof NoPlaceFree)) throw err;
+    } finally {
+      if (placed) this.places.release();
+    }
+    return this.places.run(until, () => byDeadline(until, attempt(inTurn)));
+  }
+
+  /** Runs `work` in a turn of its own (Turns.run). */
+  run<T>(until: number | undefined, work: () => Promise<T>): Promise<T> {
+    return this.turns.run(until, work);
+  }
+
+  /** Statements running in their turn, and searches waiting: for their turn with their connection, or for their place without. */
+  stats(): TurnStats {
+    const turns = this.turns.stats();
+    return { ...turns, waiting: turns.waiting + this.places.stats().waiting };
   }
 }
 
@@ -146,4 +170,4 @@ function byDeadline<T>(until: number | undefined, work: Promise<T>): Promise<T> 
 }
 
 /** This process's turns for a search's statements that visit every match, on MySQL (records.ts). */
-export const searchTurns = new Turns(() => searchTuning.searchTurns);
+export const searchTurns = new SearchTurns(() => searchTuning.searchTurns);

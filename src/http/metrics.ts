@@ -46,9 +46,13 @@ export function createMetrics(pool: () => PoolStats, turns?: () => TurnStats): M
   gauge('db_pool_acquires_waiting', 'Requests waiting for a database connection.', () => pool().waiting);
   gauge('db_pool_connections_max', 'The most database connections the pool opens.', () => pool().max);
   if (turns) {
-    gauge('db_search_turns_running', 'Searches whose statements visit every match, holding their turn.', () => turns().running);
-    gauge('db_search_turns_waiting', 'Such searches waiting for their turn, without a connection.', () => turns().waiting);
-    gauge('db_search_turns_max', 'How many such searches run at once: DB_SEARCH_TURNS, summed over workers.', () => turns().max);
+    gauge('db_search_turns_running', "A search's statements that visit every match, running in their turn.", () => turns().running);
+    gauge(
+      'db_search_turns_waiting',
+      'Searches waiting to run such a statement: as many as the turns hold their connection, the rest none.',
+      () => turns().waiting,
+    );
+    gauge('db_search_turns_max', 'How many such statements run at once: DB_SEARCH_TURNS, summed over workers.', () => turns().max);
   }
 
   return {

@@ -1,7 +1,7 @@
 import { poolStats, withDeadline } from '../../src/db/connection';
 import { insertRecord, listRecords, seekRecords } from '../../src/db/records';
 import { parseSearch } from '../../src/db/search';
-import { type Costly, searchTurns, Turns } from '../../src/db/searchGate';
+import { type Costly, SearchTurns, searchTurns, Turns } from '../../src/db/searchGate';
 import { searchTuning } from '../../src/db/searchTuning';
 import { dbTimestamp } from '../../src/db/time';
 import { indexPending } from '../../src/db/wordIndex';
@@ -80,118 +80,126 @@ describe('Turns', () => {
     expect(await turns.run(Date.now() + 50, () => Promise.resolve(1))).toBe(1);
   });
 
-  describe('search', () => {
-    /** A search of two costly statements, logging what it does; `between` runs between them. */
-    const twoStatements =
-      (log: string[], between: () => Promise<unknown> = () => Promise.resolve()) =>
-      async (costly: Costly) => {
-        log.push('attempt');
-        await costly(() => Promise.resolve(log.push('count')));
-        await between();
-        await costly(() => Promise.resolve(log.push('page')));
-        return log.length;
-      };
+  test('a free turn past the deadline is not come by it: the work is not run', async () => {
+    const turns = new Turns(() => 1);
+    let ran = false;
+    await expect(turns.run(Date.now() - 1, () => Promise.resolve((ran = true)))).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+    expect(ran).toBe(false);
+    expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+  });
+});
 
-    test('takes a free turn at its first costly statement and holds it to its end', async () => {
-      const turns = new Turns(() => 1);
-      const log: string[] = [];
-      const middle = latch();
-      const search = turns.search(
-        undefined,
-        twoStatements(log, () => middle.done),
-      );
-      await sleep(10);
-      expect(turns.stats()).toEqual({ running: 1, waiting: 0, max: 1 });
-      middle.open();
-      expect(await search).toBe(3);
-      expect(log).toEqual(['attempt', 'count', 'page']);
-      expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
-    });
+describe('SearchTurns', () => {
+  /** A search of two costly statements, logging as `name` what it does; `between` runs between them. */
+  const twoStatements =
+    (log: string[], name: string, between: () => Promise<unknown> = () => Promise.resolve()) =>
+    async (costly: Costly) => {
+      log.push(`${name} attempt`);
+      await costly(() => Promise.resolve(log.push(`${name} count`)));
+      await between();
+      await costly(() => Promise.resolve(log.push(`${name} page`)));
+      return name;
+    };
 
-    test('with no turn free, ends its attempt, waits, and is attempted again in its turn', async () => {
-      const turns = new Turns(() => 1);
-      const held = latch();
-      const holder = turns.run(undefined, () => held.done);
-      const log: string[] = [];
-      let attemptEnded: unknown;
-      const search = turns.search(undefined, async (costly) => {
-        try {
-          return await twoStatements(log)(costly);
-        } catch (err) {
-          attemptEnded = err;
-          throw err;
-        }
-      });
-      await sleep(10);
-      expect(log).toEqual(['attempt']);
-      expect(attemptEnded).toBeInstanceOf(Error);
-      expect(turns.stats()).toEqual({ running: 1, waiting: 1, max: 1 });
-      held.open();
-      await holder;
-      expect(await search).toBe(4);
-      expect(log).toEqual(['attempt', 'attempt', 'count', 'page']);
-      expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
-    });
+  test("each costly statement takes its turn: two searches' statements alternate", async () => {
+    const turns = new SearchTurns(() => 1);
+    const log: string[] = [];
+    const middle = latch();
+    const first = turns.search(
+      undefined,
+      twoStatements(log, 'a', () => middle.done),
+    );
+    await sleep(10);
+    expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+    const second = turns.search(undefined, twoStatements(log, 'b'));
+    await sleep(10);
+    middle.open();
+    expect(await Promise.all([first, second])).toEqual(['a', 'b']);
+    expect(log).toEqual(['a attempt', 'a count', 'b attempt', 'b count', 'b page', 'a page']);
+  });
 
-    test('a turn not come by the deadline fails as a late statement, attempted once', async () => {
-      const turns = new Turns(() => 1);
-      const held = latch();
-      const holder = turns.run(undefined, () => held.done);
-      const log: string[] = [];
-      await expect(turns.search(Date.now() + 50, twoStatements(log))).rejects.toMatchObject({ name: 'KnexTimeoutError' });
-      expect(log).toEqual(['attempt']);
-      held.open();
-      await holder;
-    });
+  test('as many searches as turns wait ready; the rest end their attempt, wait for a place, and are attempted again', async () => {
+    const turns = new SearchTurns(() => 1);
+    const held = latch();
+    const holder = turns.run(undefined, () => held.done);
+    const log: string[] = [];
+    const searches = ['a', 'b', 'c'].map((name) => turns.search(undefined, twoStatements(log, name)));
+    await sleep(10);
+    // a: running once the turn is free; b: ready; c: its attempt ended, waiting for a place.
+    expect(log).toEqual(['a attempt', 'b attempt', 'c attempt']);
+    expect(turns.stats()).toEqual({ running: 1, waiting: 3, max: 1 });
+    held.open();
+    await holder;
+    expect(await Promise.all(searches)).toEqual(['a', 'b', 'c']);
+    expect(log.filter((l) => l.endsWith('count'))).toEqual(['a count', 'b count', 'c count']);
+    expect(log.filter((l) => l.startsWith('c'))).toEqual(['c attempt', 'c attempt', 'c count', 'c page']);
+    expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+  });
 
-    test('run again in its turn, it is given up at the deadline and gives its turn back, whatever it waits for', async () => {
-      const turns = new Turns(() => 1);
-      const held = latch();
-      const holder = turns.run(undefined, () => held.done);
-      const stuck = latch(); // the second attempt waits, as for a connection, past the deadline
-      let attempts = 0;
-      const started = Date.now();
-      const search = turns.search(Date.now() + 150, async (costly) => {
-        if (++attempts === 2) await stuck.done;
-        return costly(() => Promise.resolve('answered'));
-      });
-      await sleep(20);
-      held.open();
-      await holder;
-      await expect(search).rejects.toMatchObject({ name: 'KnexTimeoutError' });
-      expect(Date.now() - started).toBeGreaterThanOrEqual(145);
-      expect(attempts).toBe(2);
-      expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
-      stuck.open();
+  test('a search attempted again is given up at the deadline, whatever it waits for, and gives its place back', async () => {
+    const turns = new SearchTurns(() => 1);
+    const held = latch();
+    const holder = turns.run(undefined, () => held.done);
+    const log: string[] = [];
+    const ready = ['a', 'b'].map((name) => turns.search(undefined, twoStatements(log, name)));
+    const stuck = latch(); // the second attempt waits, as for a connection, past the deadline
+    let attempts = 0;
+    const started = Date.now();
+    const late = turns.search(Date.now() + 150, async (costly) => {
+      if (++attempts === 2) await stuck.done;
+      return costly(() => Promise.resolve('answered'));
     });
+    await sleep(20);
+    held.open();
+    await Promise.all([holder, ...ready]);
+    await expect(late).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(145);
+    expect(attempts).toBe(2);
+    // Both places are free again: with the turn taken, two new searches wait ready, each attempted once.
+    const heldAgain = latch();
+    const holderAgain = turns.run(undefined, () => heldAgain.done);
+    const after: string[] = [];
+    const two = Promise.all(['c', 'd'].map((name) => turns.search(undefined, twoStatements(after, name))));
+    await sleep(10);
+    heldAgain.open();
+    await holderAgain;
+    expect(await two).toEqual(['c', 'd']);
+    expect(after.filter((l) => l.endsWith('attempt'))).toEqual(['c attempt', 'd attempt']);
+    stuck.open();
+  });
 
-    test('a free turn past the deadline is not come by it: the work is not run', async () => {
-      const turns = new Turns(() => 1);
-      let ran = false;
-      const late = turns.run(Date.now() - 1, () => Promise.resolve((ran = true)));
-      await expect(late).rejects.toMatchObject({ name: 'KnexTimeoutError' });
-      expect(ran).toBe(false);
-      expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
-    });
+  test('a search not placed by its deadline fails as a late statement, attempted once', async () => {
+    const turns = new SearchTurns(() => 1);
+    const held = latch();
+    const holder = turns.run(undefined, () => held.done);
+    const log: string[] = [];
+    const ready = ['a', 'b'].map((name) => turns.search(undefined, twoStatements(log, name)));
+    await expect(turns.search(Date.now() + 50, twoStatements(log, 'c'))).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+    expect(log).toEqual(['a attempt', 'b attempt', 'c attempt']);
+    held.open();
+    await Promise.all([holder, ...ready]);
+  });
 
-    test("a search that fails gives its turn back, and its error is the caller's", async () => {
-      const turns = new Turns(() => 1);
-      const failing = turns.search(undefined, async (costly) => {
-        await costly(() => Promise.resolve());
-        throw new Error('no');
-      });
-      await expect(failing).rejects.toThrow('no');
-      expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+  test("a search that fails gives its place and turn back, and its error is the caller's", async () => {
+    const turns = new SearchTurns(() => 1);
+    const failing = turns.search(undefined, async (costly) => {
+      await costly(() => Promise.resolve());
+      throw new Error('no');
     });
+    await expect(failing).rejects.toThrow('no');
+    expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+    const log: string[] = [];
+    expect(await Promise.all(['a', 'b'].map((name) => turns.search(undefined, twoStatements(log, name))))).toEqual(['a', 'b']);
+    expect(log.filter((l) => l.endsWith('attempt'))).toEqual(['a attempt', 'b attempt']);
+  });
 
-    test('a search with no costly statement takes no turn', async () => {
-      const turns = new Turns(() => 1);
-      const held = latch();
-      const holder = turns.run(undefined, () => held.done);
-      expect(await turns.search(Date.now() + 50, () => Promise.resolve('cheap'))).toBe('cheap');
-      held.open();
-      await holder;
-    });
+  test('a search with no costly statement takes no turn', async () => {
+    const turns = new SearchTurns(() => 1);
+    const held = latch();
+    const holder = turns.run(undefined, () => held.done);
+    expect(await turns.search(Date.now() + 50, () => Promise.resolve('cheap'))).toBe('cheap');
+    held.open();
+    await holder;
   });
 });
 
@@ -262,22 +270,23 @@ describe('a search that visits all its matches takes its turn', () => {
     expect(await seek('gated')).toHaveLength(3);
   });
 
-  test('a list page with its count, and a cursor page, waiting for the turn hold no connection, and answer in it', async () => {
+  test('list and cursor pages waiting for the turn: two hold their connection, ready, the rest none; all answer in their turn', async () => {
     searchTuning.maxHeld = 0;
     searchTuning.searchTurns = 1;
     // A deadline the searches meet once the turn is free, however slow the machine.
     const roomy = await gatedPosts(10_000);
     const held = latch();
     const holder = searchTurns.run(undefined, () => held.done);
-    // More searches than the pool has connections (3), each waiting for the one turn.
-    const waiting = Promise.allSettled([list('gated', roomy), list('gated', roomy), seek('gated', roomy), list('gated', roomy)]);
+    // Twice as many searches as the pool has connections (3), each waiting for the one turn.
+    const searches = [list, list, seek, list, seek, list].map((search) => search('gated', roomy));
+    const waiting = Promise.allSettled(searches);
     try {
       if (dialect === 'mysql') {
-        // Each first plans (a connection each, 3 at a time) to find it must wait, then gives its connection back.
-        const settled = () => searchTurns.stats().waiting === 4 && poolStats(roomy.db).inUse === 0;
+        // Each first plans (a connection each, 3 at a time); two keep theirs, the rest give theirs back.
+        const settled = () => searchTurns.stats().waiting === 6 && poolStats(roomy.db).inUse === 2;
         for (const givingUp = Date.now() + 10_000; !settled() && Date.now() < givingUp;) await sleep(5);
-        expect(searchTurns.stats()).toMatchObject({ running: 1, waiting: 4 });
-        expect(poolStats(roomy.db)).toMatchObject({ inUse: 0, waiting: 0 });
+        expect(searchTurns.stats()).toMatchObject({ running: 1, waiting: 6 });
+        expect(poolStats(roomy.db)).toMatchObject({ inUse: 2, waiting: 0 });
       }
       expect(await list('', roomy)).toMatchObject({ count: 3 });
     } finally {
@@ -286,7 +295,7 @@ describe('a search that visits all its matches takes its turn', () => {
       const answers = await waiting;
       await roomy.drop();
       expect(answers.map((a) => (a.status === 'fulfilled' ? ('count' in a.value ? a.value.count : a.value.length) : a.reason))).toEqual([
-        3, 3, 3, 3,
+        3, 3, 3, 3, 3, 3,
       ]);
     }
   });
