@@ -17,7 +17,7 @@ import { searchTuning } from './searchTuning';
 // held the whole pool: every other request waited for a connection behind it. Now only as many
 // searches as there are turns wait with their connection, planned and ready to run; the rest wait
 // for their place without one (SearchTurns.search). Running again in its place, a search plans
-// while the turns are busy, so the turns never wait for a plan.
+// while the turns are busy, so the turns seldom wait for a plan.
 
 /** Runs one of a search's costly statements in its turn. */
 export type Costly = <R>(work: () => Promise<R>) => Promise<R>;
@@ -27,6 +27,12 @@ export const inline: Costly = (work) => work();
 
 /** A search's costly statement found no place free: its attempt ends, and the search waits for one. */
 class NoPlaceFree extends Error {}
+
+interface Waiter {
+  until: number | undefined;
+  admit(): void;
+  expire(): void;
+}
 
 /** What /metrics shows of the search turns. */
 export interface TurnStats {
@@ -38,7 +44,7 @@ export interface TurnStats {
 /** Work that takes turns: at most `limit()` at once (at least 1), the rest in arrival order, each until its deadline. */
 export class Turns {
   private running = 0;
-  private readonly waiting: (() => void)[] = [];
+  private readonly waiting: Waiter[] = [];
 
   constructor(private readonly limit: () => number) {}
 
@@ -64,21 +70,25 @@ export class Turns {
     if (until !== undefined && Date.now() >= until) return Promise.reject(late());
     if (this.tryTake()) return Promise.resolve();
     return new Promise((resolve, reject) => {
-      const admit = () => {
-        clearTimeout(timer);
-        resolve();
+      const waiter: Waiter = {
+        until,
+        admit: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        expire: () => {
+          clearTimeout(timer);
+          reject(late());
+        },
       };
       const timer =
         until === undefined
           ? undefined
-          : setTimeout(
-              () => {
-                this.waiting.splice(this.waiting.indexOf(admit), 1);
-                reject(late());
-              },
-              Math.max(0, until - Date.now()),
-            );
-      this.waiting.push(admit);
+          : setTimeout(() => {
+              this.waiting.splice(this.waiting.indexOf(waiter), 1);
+              waiter.expire();
+            }, until - Date.now());
+      this.waiting.push(waiter);
       this.admit(); // the limit may have been raised since the last turn ended
     });
   }
@@ -96,11 +106,15 @@ export class Turns {
     return Math.max(1, this.limit());
   }
 
-  /** Gives free turns to the first waiters. */
+  /** Gives free turns to the first waiters; one whose deadline passed (its timer not yet run) fails instead. */
   private admit(): void {
     while (this.waiting.length && this.running < this.max()) {
-      this.running++;
-      this.waiting.shift()!();
+      const next = this.waiting.shift()!;
+      if (next.until !== undefined && Date.now() >= next.until) next.expire();
+      else {
+        this.running++;
+        next.admit();
+      }
     }
   }
 }
@@ -123,23 +137,48 @@ export class SearchTurns {
    * Runs a search, `attempt`, whose costly statements go through `costly`, each in its turn.
    * The first takes a free place. When none is free, `costly` throws, which ends the attempt and
    * its snapshot (its connection goes back to the pool); the search waits for its place without
-   * one, then is attempted again from the start, on the data as it is then. That attempt is given
-   * up at the deadline, place and all: its wait for a pool connection is not bounded by it.
+   * one, then is attempted again from the start, on the data as it is then. Either attempt is
+   * given up at the deadline, place and all (a wait for a pool connection is not bounded by it),
+   * and what it still runs then takes no place or turn.
    */
   async search<T>(until: number | undefined, attempt: (costly: Costly) => Promise<T>): Promise<T> {
+    let ended = false;
+    let timer: NodeJS.Timeout | undefined;
+    const deadline =
+      until === undefined
+        ? undefined
+        : new Promise<never>((_, reject) => {
+            timer = setTimeout(() => {
+              ended = true;
+              reject(late());
+            }, until - Date.now());
+          });
+    deadline?.catch(() => undefined); // no attempt left to race it
+    const byDeadline = <R>(work: Promise<R>): Promise<R> => {
+      if (!deadline) return work;
+      work.catch(() => undefined); // once abandoned, its failure is nobody's
+      return Promise.race([work, deadline]);
+    };
+    const inTurn: Costly = (work) => (ended ? Promise.reject(late()) : this.turns.run(until, work));
     let placed = false;
-    const inTurn: Costly = (work) => this.turns.run(until, work);
     try {
-      return await attempt((work) => {
-        if (!placed && !(placed = this.places.tryTake())) return Promise.reject(new NoPlaceFree());
-        return inTurn(work);
-      });
-    } catch (err) {
-      if (!(err instanceof NoPlaceFree)) throw err;
+      try {
+        return await byDeadline(
+          attempt((work) => {
+            if (!placed && !ended && !(placed = this.places.tryTake())) return Promise.reject(new NoPlaceFree());
+            return inTurn(work);
+          }),
+        );
+      } catch (err) {
+        if (!(err instanceof NoPlaceFree)) throw err;
+      } finally {
+        if (placed) this.places.release();
+      }
+      return await this.places.run(until, () => byDeadline(attempt(inTurn)));
     } finally {
-      if (placed) this.places.release();
+      ended = true;
+      clearTimeout(timer);
     }
-    return this.places.run(until, () => byDeadline(until, attempt(inTurn)));
   }
 
   /** Runs `work` in a turn of its own (Turns.run). */
@@ -156,17 +195,6 @@ export class SearchTurns {
 
 function late(): KnexTimeoutError {
   return new KnexTimeoutError("Defined query timeout exceeded while waiting for a turn to read a search's matches");
-}
-
-/** `work`'s answer, or KnexTimeoutError at `until`; abandoned then, its statements have 1 ms each left. */
-function byDeadline<T>(until: number | undefined, work: Promise<T>): Promise<T> {
-  if (until === undefined) return work;
-  let timer: NodeJS.Timeout | undefined;
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(late()), Math.max(0, until - Date.now()));
-  });
-  work.catch(() => undefined); // once abandoned, its failure is nobody's
-  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
 
 /** This process's turns for a search's statements that visit every match, on MySQL (records.ts). */

@@ -49,7 +49,7 @@ export function createMetrics(pool: () => PoolStats, turns?: () => TurnStats): M
     gauge('db_search_turns_running', "A search's statements that visit every match, running in their turn.", () => turns().running);
     gauge(
       'db_search_turns_waiting',
-      'Searches waiting to run such a statement: as many as the turns hold their connection, the rest none.',
+      'Searches waiting to run such a statement: at most as many as the turns with their connection, the rest for a place without one.',
       () => turns().waiting,
     );
     gauge('db_search_turns_max', 'How many such statements run at once: DB_SEARCH_TURNS, summed over workers.', () => turns().max);
