@@ -152,6 +152,21 @@ describe('SearchTurns', () => {
     expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
   });
 
+  /** Takes the one turn and places two searches, ready for it; `release` gives the turn back and waits for them. */
+  function twoReady(turns: SearchTurns): { log: string[]; release(): Promise<unknown> } {
+    const held = latch();
+    const holder = turns.run(undefined, () => held.done);
+    const log: string[] = [];
+    const ready = ['a', 'b'].map((name) => turns.search(undefined, twoStatements(log, name)));
+    return {
+      log,
+      release: () => {
+        held.open();
+        return Promise.all([holder, ...ready]);
+      },
+    };
+  }
+
   /** Whether, with the turn taken, three searches find two places: the third attempted again once placed. */
   async function twoPlacesFree(turns: SearchTurns): Promise<void> {
     const held = latch();
@@ -167,10 +182,7 @@ describe('SearchTurns', () => {
 
   test('a search attempted again is given up at the deadline, whatever it waits for, and gives its place back', async () => {
     const turns = new SearchTurns(() => 1);
-    const held = latch();
-    const holder = turns.run(undefined, () => held.done);
-    const log: string[] = [];
-    const ready = ['a', 'b'].map((name) => turns.search(undefined, twoStatements(log, name)));
+    const ready = twoReady(turns);
     const stuck = latch(); // the second attempt waits, as for a connection, past the deadline
     let attempts = 0;
     let ran = false;
@@ -180,8 +192,7 @@ describe('SearchTurns', () => {
       return costly(() => Promise.resolve((ran = true)));
     });
     await sleep(10);
-    held.open();
-    await Promise.all([holder, ...ready]);
+    await ready.release();
     await expect(late).rejects.toMatchObject({ name: 'KnexTimeoutError' });
     expect(Date.now() - started).toBeGreaterThanOrEqual(995);
     expect(attempts).toBe(2);
@@ -214,14 +225,10 @@ describe('SearchTurns', () => {
 
   test('a search not placed by its deadline fails as a late statement, attempted once', async () => {
     const turns = new SearchTurns(() => 1);
-    const held = latch();
-    const holder = turns.run(undefined, () => held.done);
-    const log: string[] = [];
-    const ready = ['a', 'b'].map((name) => turns.search(undefined, twoStatements(log, name)));
-    await expect(turns.search(Date.now() + 50, twoStatements(log, 'c'))).rejects.toMatchObject({ name: 'KnexTimeoutError' });
-    expect(log).toEqual(['a attempt', 'b attempt', 'c attempt']);
-    held.open();
-    await Promise.all([holder, ...ready]);
+    const ready = twoReady(turns);
+    await expect(turns.search(Date.now() + 50, twoStatements(ready.log, 'c'))).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+    expect(ready.log).toEqual(['a attempt', 'b attempt', 'c attempt']);
+    await ready.release();
   });
 
   test("a search that fails gives its place and turn back, and its error is the caller's", async () => {
