@@ -24,7 +24,9 @@ async function main(): Promise<void> {
     if (!isMysql(db)) return void console.log('SQLite indexes every write itself: nothing to do');
     for (const name of names) {
       const n = await indexPending(db, name, {
-        onProgress: (k) => (k % 50_000 < 1000 ? process.stderr.write(`${name}: indexed ${k.toLocaleString('en')}\n`) : undefined),
+        onProgress: (k) => {
+          if (k % 50_000 < 1000) process.stderr.write(`${name}: indexed ${k.toLocaleString('en')}\n`);
+        },
       });
       const { filled, dropped } = await chooseDenseWords(db, name);
       console.log(

@@ -349,7 +349,8 @@ const KNOWN_WORDS = 500_000;
 export async function indexPending(
   db: Knex,
   table: string,
-  options: { batch?: number; fields?: readonly string[]; onProgress?: (n: number) => void } = {},
+  // onProgress is awaited, between batches and holding nothing, so that a caller can pace indexers.
+  options: { batch?: number; fields?: readonly string[]; onProgress?: (n: number) => void | Promise<void> } = {},
 ): Promise<number> {
   const fields = options.fields ?? indexedFields(table);
   if (!fields) return 0;
@@ -397,7 +398,7 @@ export async function indexPending(
     if (known.size + fresh.size > KNOWN_WORDS) known.clear();
     for (const [w, id] of fresh) known.set(w, id);
     done += n;
-    if (n) options.onProgress?.(done);
+    if (n) await options.onProgress?.(done);
   }
 }
 

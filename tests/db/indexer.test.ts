@@ -80,7 +80,19 @@ mysqlOnly('sharing and failing', () => {
     for (let i = 0; i < rows.length; i += 500) await t.db(name).insert(rows.slice(i, i + 500));
     const { pending, docs } = wordTables(name);
     const [{ n: listed }] = await t.db(pending).count({ n: '*' });
-    const done = await Promise.all([indexPending(t.db, name, { batch: 100 }), indexPending(t.db, name, { batch: 100 })]);
+    // InnoDB's lock waits are not fair, so one indexer may take every batch unless held: each
+    // waits after its first batch (holding nothing) until the other has indexed one or ended.
+    const resolve: (() => void)[] = [];
+    const tookOne = [0, 1].map((i) => new Promise<void>((r) => (resolve[i] = r)));
+    const indexer = (i: number) =>
+      indexPending(t.db, name, {
+        batch: 100,
+        onProgress: async () => {
+          resolve[i]();
+          await tookOne[1 - i];
+        },
+      }).finally(() => resolve[i]());
+    const done = await Promise.all([indexer(0), indexer(1)]);
     expect(done[0] + done[1]).toBe(Number(listed));
     expect(done.every((n) => n > 0)).toBe(true);
     const [{ n: records }] = await t.db(name).count({ n: '*' });
