@@ -44,6 +44,7 @@ async function main(): Promise<void> {
   const db = withQueryTimeout(openDb(config.database, config.pool, dbLog), config.pool.queryTimeoutMs);
   // A process's turns are module state (searchGate.ts), shared by every app and request in it.
   searchTuning.searchTurns = config.searchTurns;
+  searchTuning.poolSize = config.pool.size;
   const indexer = isMysql(db)
     ? startIndexer(db, { onError: (err) => logger.warn({ err }, 'the search indexer failed; pending records are scanned meanwhile') })
     : undefined;

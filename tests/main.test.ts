@@ -100,23 +100,29 @@ describe('the start-up log', () => {
   });
 });
 
-test("DB_SEARCH_TURNS sets how many of a search's costly statements run at once on MySQL: logged, and in /metrics", async () => {
-  const service = await startService({ DATABASE_URL, DB_SEARCH_TURNS: '3' });
-  try {
-    const listening = service.lines.find((l) => l.msg === 'listening')!;
-    const metrics = (await (await fetch(`${service.url}/metrics`)).text()).split('\n');
-    if (dialect === 'mysql') {
-      expect(listening).toMatchObject({ searchTurns: 3 });
-      expect(metrics).toContain('db_search_turns_max 3');
-    } else {
-      expect(listening).not.toHaveProperty('searchTurns');
-      expect(metrics.filter((l) => l.startsWith('db_search_turns'))).toEqual([]);
+test.each([
+  ['', {}, 3],
+  [', at most one fewer than DB_POOL_SIZE', { DB_POOL_SIZE: '3' }, 2],
+])(
+  "DB_SEARCH_TURNS sets how many of a search's costly statements run at once on MySQL%s: logged, and in /metrics",
+  async (_, env, turns) => {
+    const service = await startService({ DATABASE_URL, DB_SEARCH_TURNS: '3', ...env });
+    try {
+      const listening = service.lines.find((l) => l.msg === 'listening')!;
+      const metrics = (await (await fetch(`${service.url}/metrics`)).text()).split('\n');
+      if (dialect === 'mysql') {
+        expect(listening).toMatchObject({ searchTurns: 3 });
+        expect(metrics).toContain(`db_search_turns_max ${turns}`);
+      } else {
+        expect(listening).not.toHaveProperty('searchTurns');
+        expect(metrics.filter((l) => l.startsWith('db_search_turns'))).toEqual([]);
+      }
+    } finally {
+      service.child.kill('SIGTERM');
+      expect((await service.exited).code).toBe(0);
     }
-  } finally {
-    service.child.kill('SIGTERM');
-    expect((await service.exited).code).toBe(0);
-  }
-});
+  },
+);
 
 describe('the built entry (node dist/main.js, what `npm start` runs)', () => {
   // dist/ is built by `npm test` (and `npm install`); alone: `npm run build` first.

@@ -122,15 +122,18 @@ export class Turns {
 /**
  * Turns for searches' costly statements, and places for the searches that make them: a search
  * holds a place, and its connection, from its first costly statement to its end; there are twice
- * as many places as turns (those running and as many ready to).
+ * as many places as turns (those running and as many ready to). Both stay below `pool`, the
+ * connections a process has, so that a flood of searches leaves one for other requests (a pool
+ * of one connection has none to spare).
  */
 export class SearchTurns {
   private readonly turns: Turns;
   private readonly places: Turns;
 
-  constructor(limit: () => number) {
-    this.turns = new Turns(limit);
-    this.places = new Turns(() => 2 * Math.max(1, limit()));
+  constructor(limit: () => number, pool: () => number = () => Infinity) {
+    const turns = () => Math.max(1, Math.min(limit(), pool() - 1));
+    this.turns = new Turns(turns);
+    this.places = new Turns(() => Math.max(turns(), Math.min(2 * turns(), pool() - 1)));
   }
 
   /**
@@ -198,4 +201,7 @@ function late(): KnexTimeoutError {
 }
 
 /** This process's turns for a search's statements that visit every match, on MySQL (records.ts). */
-export const searchTurns = new SearchTurns(() => searchTuning.searchTurns);
+export const searchTurns = new SearchTurns(
+  () => searchTuning.searchTurns,
+  () => searchTuning.poolSize,
+);

@@ -35,4 +35,9 @@ export const searchTuning = {
    * (searchGate.ts). The service sets it from DB_SEARCH_TURNS.
    */
   searchTurns: 1,
+  /**
+   * MySQL: the connections in a process's pool (DB_POOL_SIZE); the search turns, and the
+   * searches waiting ready for one with their connection, stay below it (searchGate.ts).
+   */
+  poolSize: 10,
 };

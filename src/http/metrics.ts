@@ -52,7 +52,11 @@ export function createMetrics(pool: () => PoolStats, turns?: () => TurnStats): M
       'Searches waiting to run such a statement: at most as many as the turns with their connection, the rest for a place without one.',
       () => turns().waiting,
     );
-    gauge('db_search_turns_max', 'How many such statements run at once: DB_SEARCH_TURNS, summed over workers.', () => turns().max);
+    gauge(
+      'db_search_turns_max',
+      'How many such statements run at once: DB_SEARCH_TURNS (at most DB_POOL_SIZE - 1), summed over workers.',
+      () => turns().max,
+    );
   }
 
   return {

@@ -242,6 +242,27 @@ describe('SearchTurns', () => {
     await twoPlacesFree(turns);
   });
 
+  test.each([
+    ['2 connections', 2],
+    ['1 connection', 1],
+  ])('with a pool of %s, one turn, and one search waits ready for it with its connection', async (_, pool) => {
+    const turns = new SearchTurns(
+      () => 3,
+      () => pool,
+    );
+    expect(turns.stats().max).toBe(1);
+    const held = latch();
+    const holder = turns.run(undefined, () => held.done);
+    const log: string[] = [];
+    const searches = ['a', 'b'].map((name) => turns.search(undefined, twoStatements(log, name)));
+    await sleep(10);
+    expect(log).toEqual(['a attempt', 'b attempt']);
+    held.open();
+    await holder;
+    expect(await Promise.all(searches)).toEqual(['a', 'b']);
+    expect(log.filter((l) => l.endsWith('attempt'))).toEqual(['a attempt', 'b attempt', 'b attempt']);
+  });
+
   test('a search with no costly statement takes no turn', async () => {
     const turns = new SearchTurns(() => 1);
     const held = latch();
@@ -319,35 +340,41 @@ describe('a search that visits all its matches takes its turn', () => {
     expect(await seek('gated')).toHaveLength(3);
   });
 
-  test('list and cursor pages waiting for the turn: two hold their connection, ready, the rest none; all answer in their turn', async () => {
-    searchTuning.maxHeld = 0;
-    searchTuning.searchTurns = 1;
-    // A deadline the searches meet once the turn is free, however slow the machine.
-    const roomy = await gatedPosts(10_000);
-    const held = latch();
-    const holder = searchTurns.run(undefined, () => held.done);
-    // Twice as many searches as the pool has connections (3), each waiting for the one turn.
-    const searches = [list, list, seek, list, seek, list].map((search) => search('gated', roomy));
-    const waiting = Promise.allSettled(searches);
-    try {
-      if (dialect === 'mysql') {
-        // Each first plans (a connection each, 3 at a time); two keep theirs, the rest give theirs back.
-        const settled = () => searchTurns.stats().waiting === 6 && poolStats(roomy.db).inUse === 2;
-        for (const givingUp = Date.now() + 10_000; !settled() && Date.now() < givingUp;) await sleep(5);
-        expect(searchTurns.stats()).toMatchObject({ running: 1, waiting: 6 });
-        expect(poolStats(roomy.db)).toMatchObject({ inUse: 2, waiting: 0 });
+  test.each([
+    ['one turn', 1, 1],
+    ['more turns than the pool allows (capped one below it)', 5, 2],
+  ])(
+    '%s: list and cursor pages waiting for a turn: two hold their connection, ready, the rest none; all answer in their turn',
+    async (_, asked, turns) => {
+      Object.assign(searchTuning, { maxHeld: 0, searchTurns: asked, poolSize: 3 });
+      expect(searchTurns.stats().max).toBe(turns);
+      // A deadline the searches meet once the turns are free, however slow the machine.
+      const roomy = await gatedPosts(10_000);
+      const held = latch();
+      const holder = Promise.all(Array.from({ length: turns }, () => searchTurns.run(undefined, () => held.done)));
+      // Twice as many searches as the pool has connections (3), each waiting for a turn.
+      const searches = [list, list, seek, list, seek, list].map((search) => search('gated', roomy));
+      const waiting = Promise.allSettled(searches);
+      try {
+        if (dialect === 'mysql') {
+          // Each first plans (a connection each, 3 at a time); two keep theirs, the rest give theirs back.
+          const settled = () => searchTurns.stats().waiting === 6 && poolStats(roomy.db).inUse === 2;
+          for (const givingUp = Date.now() + 10_000; !settled() && Date.now() < givingUp;) await sleep(5);
+          expect(searchTurns.stats()).toMatchObject({ running: turns, waiting: 6 });
+          expect(poolStats(roomy.db)).toMatchObject({ inUse: 2, waiting: 0 });
+        }
+        expect(await list('', roomy)).toMatchObject({ count: 3 });
+      } finally {
+        held.open();
+        await holder;
+        const answers = await waiting;
+        await roomy.drop();
+        expect(answers.map((a) => (a.status === 'fulfilled' ? ('count' in a.value ? a.value.count : a.value.length) : a.reason))).toEqual([
+          3, 3, 3, 3, 3, 3,
+        ]);
       }
-      expect(await list('', roomy)).toMatchObject({ count: 3 });
-    } finally {
-      held.open();
-      await holder;
-      const answers = await waiting;
-      await roomy.drop();
-      expect(answers.map((a) => (a.status === 'fulfilled' ? ('count' in a.value ? a.value.count : a.value.length) : a.reason))).toEqual([
-        3, 3, 3, 3, 3, 3,
-      ]);
-    }
-  });
+    },
+  );
 
   test("a page that InnoDB FULLTEXT reads runs in the search's turn, as its count does", async () => {
     Object.assign(searchTuning, { maxHeld: 0, walkRows: 0, walkPerMatch: 0 });
