@@ -28,6 +28,7 @@ async function main(): Promise<void> {
       onValidated: (k) => line('checked', k),
       onWritten: (k) => (k % 100_000 < 5000 ? line('written', k) : undefined),
       onIndexing: (k) => line('indexing', k),
+      onAlone: () => process.stderr.write('nothing else has the file open: writing into it directly, not through the WAL\n'),
       onIndexed: (k) => (k % 100_000 < 2000 ? line('indexed', k) : undefined),
       onDense: (k) =>
         process.stderr.write(`listed the records without ${k} dense words, ${((Date.now() - started) / 1000).toFixed(1)} s\n`),

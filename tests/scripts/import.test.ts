@@ -1,11 +1,19 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import BetterSqlite3 from 'better-sqlite3';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createWriteStream, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { writeCorpus } from '../../scripts/bench/corpus-file';
 import { ImportError, importFile } from '../../scripts/import/index';
+import { type Db, openDb } from '../../src/db/connection';
+import { listRecords } from '../../src/db/records';
+import { parseSearch } from '../../src/db/search';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { dialect } from '../helpers/db';
+import { createTestDatabase, dialect } from '../helpers/db';
 import { fixtures } from '../helpers/fixtures';
-import { pendingCount } from '../helpers/scan';
+import { NEWEST_FIRST as order, pendingCount } from '../helpers/scan';
 
 let app: TestApp;
 let dir: string;
@@ -139,4 +147,80 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
 
 test('an unknown collection is refused', async () => {
   await expect(importFile(app.database.db, 'widgets', ndjson([]))).rejects.toThrow(/--collection must be one of/);
+});
+
+// SQLite: alone with the file, a load writes into it directly (a rollback journal, not the WAL),
+// and puts WAL back; with another connection open it stays in WAL. Killed mid-load either way,
+// nothing of it is left.
+const sqliteOnly = dialect === 'sqlite' ? describe : describe.skip;
+sqliteOnly('SQLite: writing the file directly', () => {
+  const post = (n: number) => ({ title: `direct ${n}`, content: `lemniscate${n}`, author: 'a' });
+  const journalMode = async (db: Db) => (await db.raw<{ journal_mode: string }[]>('PRAGMA journal_mode'))[0].journal_mode;
+  const found = async (db: Db, search: string) =>
+    listRecords(
+      db,
+      { table: 'posts', searchFields: ['title', 'content'] },
+      { terms: parseSearch(search), filters: [], order, page: 1, pageSize: 10 },
+    );
+
+  test.each([
+    ['alone with the file, directly, then back to WAL', false],
+    ['with another connection open, through the WAL', true],
+  ])('an import %s', async (_, shared) => {
+    const t = await createTestDatabase();
+    const other = shared ? new BetterSqlite3(t.config.client === 'sqlite' ? t.config.filename : '') : undefined;
+    try {
+      // As a running service's connection: it has read the file (and so opened its WAL).
+      if (other) expect(other.prepare('SELECT COUNT(*) AS n FROM posts').get()).toEqual({ n: 0 });
+      const onAlone = jest.fn();
+      const started = Date.now();
+      expect(await importFile(t.db, 'posts', ndjson([post(1), post(2)]), { onAlone })).toBe(2);
+      expect(onAlone).toHaveBeenCalledTimes(shared ? 0 : 1);
+      expect(Date.now() - started).toBeLessThan(4000); // the other connection is not waited for
+      expect(await journalMode(t.db)).toBe('wal');
+      expect(await found(t.db, 'lemniscate2')).toMatchObject({ count: 1 });
+      if (other) expect(other.prepare('SELECT COUNT(*) AS n FROM posts').get()).toEqual({ n: 2 });
+    } finally {
+      other?.close();
+      await t.drop();
+    }
+  });
+
+  test('an import killed while it writes directly leaves nothing of it; the file opens in WAL and takes the next', async () => {
+    const t = await createTestDatabase();
+    const filename = t.config.client === 'sqlite' ? t.config.filename : '';
+    await t.db.destroy(); // the import alone with the file
+    const file = join(dir, 'corpus.jsonl');
+    const out = createWriteStream(file);
+    await writeCorpus(out, 20_000);
+    out.end();
+    await once(out, 'close');
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/import.ts', '--collection', 'posts', '--file', file], {
+      cwd: join(__dirname, '../..'),
+      env: { ...process.env, DATABASE_URL: `sqlite:${filename}` },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
+    const lines: string[] = [];
+    createInterface({ input: child.stderr }).on('line', (line) => {
+      lines.push(line);
+      if (line.startsWith('indexing ')) child.kill('SIGKILL'); // the rows in, the index being built
+    });
+    await once(child, 'close');
+    expect(lines).toContainEqual(expect.stringMatching(/^nothing else has the file open: writing into it directly/));
+    expect(lines).toContainEqual(expect.stringMatching(/^indexing 20,000 records/));
+    expect(existsSync(`${filename}-journal`)).toBe(true); // killed inside its transaction
+    const db = openDb({ client: 'sqlite', filename });
+    try {
+      expect(await journalMode(db)).toBe('wal');
+      expect(await db.raw('PRAGMA integrity_check')).toEqual([{ integrity_check: 'ok' }]);
+      expect(await db('posts').count({ n: '*' })).toEqual([{ n: 0 }]);
+      expect(await importFile(db, 'posts', ndjson([post(3)]))).toBe(1);
+      expect(await found(db, 'lemniscate3')).toMatchObject({ count: 1 });
+    } finally {
+      await db.destroy();
+      rmSync(filename, { force: true });
+      rmSync(`${filename}-wal`, { force: true });
+      rmSync(`${filename}-shm`, { force: true });
+    }
+  });
 });
