@@ -223,6 +223,29 @@ describe('SearchTurns', () => {
     expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
   });
 
+  test("what an abandoned attempt runs once its deadline's timer has run takes no place or turn, even while the clock reads a moment before the deadline", async () => {
+    const turns = new SearchTurns(() => 1);
+    const stuck = latch();
+    let ran = false;
+    const until = Date.now() + 100;
+    const search = turns.search(until, async (costly) => {
+      await stuck.done;
+      return costly(() => Promise.resolve((ran = true)));
+    });
+    await expect(search).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+    // A timer may run a little before the clock reads its time: the turn's own deadline check
+    // would then let the attempt in.
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(until - 1);
+    try {
+      stuck.open();
+      await sleep(10);
+    } finally {
+      clock.mockRestore();
+    }
+    expect(ran).toBe(false);
+    await twoPlacesFree(turns);
+  });
+
   test('a search not placed by its deadline fails as a late statement, attempted once', async () => {
     const turns = new SearchTurns(() => 1);
     const ready = twoReady(turns);
