@@ -19,8 +19,10 @@ export interface ImportOptions {
   onWritten?: (rows: number) => void;
   /** SQLite: the rows are in (not yet committed) and their search index is being built. */
   onIndexing?: (rows: number) => void;
-  /** SQLite: nothing else has the file open: the load writes into it directly, not through the WAL. */
-  onAlone?: () => void;
+  /** SQLite: nothing else uses the file; write into it directly, not through the WAL (write.ts). */
+  exclusive?: boolean;
+  /** SQLite, with `exclusive`: whether the load writes directly (false: another connection has the file open). */
+  onDirect?: (direct: boolean) => void;
   onIndexed?: (rows: number) => void;
   /** MySQL: how many dense words' lists were filled (src/db/denseWords.ts). */
   onDense?: (words: number) => void;
@@ -99,7 +101,8 @@ export async function importFile(db: Db, collection: string, file: string, optio
     searchFields: c.searchFields,
     onProgress: options.onWritten,
     onIndexing: options.onIndexing,
-    onAlone: options.onAlone,
+    exclusive: options.exclusive,
+    onDirect: options.onDirect,
   });
   // MySQL: the rows are committed and searchable (pending records are checked by the scan's
   // predicate); indexing them, a batch at a time, makes their search fast.

@@ -17,8 +17,10 @@ export interface WriteOptions {
   onProgress?: (done: number) => void;
   /** SQLite: the rows are written and their search index is being built (minutes for a million). */
   onIndexing?: (done: number) => void;
-  /** SQLite: nothing else has the file open, so the load writes into it directly (alone()). */
-  onAlone?: () => void;
+  /** SQLite: the caller says nothing else uses the file (no service running): write it directly (directly()). */
+  exclusive?: boolean;
+  /** SQLite, with `exclusive`: whether the load writes into the file directly (false: another connection has it open). */
+  onDirect?: (direct: boolean) => void;
 }
 
 export async function writeRows(db: Db, rows: AsyncIterable<Value[]>, options: WriteOptions): Promise<number> {
@@ -71,13 +73,16 @@ async function writeMysql(db: Db, rows: AsyncIterable<Value[]>, options: WriteOp
 }
 
 async function writeSqlite(db: Db, rows: AsyncIterable<Value[]>, options: WriteOptions): Promise<number> {
-  const { table, columns, searchFields, onProgress, onIndexing, onAlone } = options;
+  const { table, columns, searchFields, onProgress, onIndexing, exclusive, onDirect } = options;
   const client = connectionPool<BetterSqlite3.Database>(db);
   const conn = await client.acquireConnection();
   let done = 0;
-  const backToWal = alone(conn);
+  let backToWal: (() => void) | undefined;
   try {
-    if (backToWal) onAlone?.();
+    if (exclusive) {
+      backToWal = directly(conn);
+      onDirect?.(backToWal !== undefined);
+    }
     const insert = conn.prepare(
       `INSERT INTO "${table}" (${columns.map((c) => `"${c}"`).join(', ')}) VALUES (${columns.map(() => '?').join(', ')})`,
     );
@@ -110,24 +115,25 @@ async function writeSqlite(db: Db, rows: AsyncIterable<Value[]>, options: WriteO
  * commits, then into the file by the checkpoint (4 GB of FTS5 index for 1,000,000 posts). With a
  * rollback journal, pages added past the file's end go into it once, and the journal keeps only
  * the pages the file had (so a crash still rolls the load back): the import of 1,000,000 posts
- * took 233 s against 284 (BENCHMARKS.md). Leaving WAL needs the file to itself: when another
- * connection has it open (a running service), the load stays in WAL, whose readers go on
- * meanwhile, and this returns undefined. Else it returns what puts WAL back once the load ends.
+ * took 233 s against 284 (BENCHMARKS.md). But a connection that opens the file meanwhile (a
+ * service's first request) cannot set WAL, and fails until the load ends: hence only when the
+ * caller says nothing else uses the file (`--exclusive`). Leaving WAL needs the file to itself:
+ * when another connection has it open, the load stays in WAL and this returns undefined. Else
+ * it returns what puts WAL back once the load ends.
  */
-function alone(conn: BetterSqlite3.Database): (() => void) | undefined {
+function directly(conn: BetterSqlite3.Database): (() => void) | undefined {
   try {
-    // Refused at once (SQLITE_BUSY, no busy wait) while another connection has the WAL open.
     if (conn.pragma('journal_mode = DELETE', { simple: true }) !== 'delete') return undefined;
   } catch (err) {
-    if ((err as { code?: string }).code === 'SQLITE_BUSY') return undefined;
+    if (String((err as { code?: unknown }).code).startsWith('SQLITE_BUSY')) return undefined;
     throw err;
   }
   return () => {
     try {
       conn.pragma('journal_mode = WAL');
-    } catch {
-      // Another connection reads the file at this moment: the service's connections set WAL
-      // as they open (connection.ts).
+    } catch (err) {
+      // The rows are committed; a connection of the service sets WAL as it opens (connection.ts).
+      process.stderr.write(`the file stays in rollback-journal mode until the service opens it: ${(err as Error).message}\n`);
     }
   };
 }
