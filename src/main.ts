@@ -4,6 +4,7 @@ import { type Config, ConfigError, loadConfig } from './config';
 import { withQueryTimeout, ensureMysqlDatabase, isMysql, openDb } from './db/connection';
 import { startIndexer } from './db/indexer';
 import { migrateDatabase } from './db/migrations';
+import { turnsInEffect } from './db/searchGate';
 import { searchTuning } from './db/searchTuning';
 import { drainable, listen } from './http/server';
 import { createLogger, flushLogs, type Logger } from './logger';
@@ -107,6 +108,13 @@ function logStart(logger: Logger, config: Config, port: number, database: string
     logger.info({ perMinute: config.rateLimitPerMinute, ...counts }, 'rate limit per client address');
   } else if (config.redis) logger.warn('REDIS_URL is set but RATE_LIMIT_PER_MINUTE is not: Redis is not used');
   if (config.corsOrigins.length) logger.info({ origins: config.corsOrigins }, 'CORS allowed for these origins');
+  const { turns } = turnsInEffect(config.searchTurns, config.pool.size);
+  if (config.database.client === 'mysql' && turns < config.searchTurns) {
+    logger.warn(
+      { asked: config.searchTurns, searchTurns: turns, poolSize: config.pool.size },
+      'DB_SEARCH_TURNS is capped at DB_POOL_SIZE - 1',
+    );
+  }
   logger.info(
     {
       url: `http://${config.host}:${port}/`,
@@ -115,7 +123,7 @@ function logStart(logger: Logger, config: Config, port: number, database: string
       workers: config.workers,
       poolSize: config.pool.size,
       queryTimeoutMs: config.pool.queryTimeoutMs,
-      ...(config.database.client === 'mysql' && { searchTurns: config.searchTurns }),
+      ...(config.database.client === 'mysql' && { searchTurns: turns }),
     },
     'listening',
   );

@@ -109,11 +109,14 @@ test.each([
     const service = await startService({ DATABASE_URL, DB_SEARCH_TURNS: '3', ...env });
     try {
       const listening = service.lines.find((l) => l.msg === 'listening')!;
+      const capped = service.lines.filter((l) => l.msg === 'DB_SEARCH_TURNS is capped at DB_POOL_SIZE - 1');
       const metrics = (await (await fetch(`${service.url}/metrics`)).text()).split('\n');
       if (dialect === 'mysql') {
-        expect(listening).toMatchObject({ searchTurns: 3 });
+        expect(listening).toMatchObject({ searchTurns: turns });
+        expect(capped).toEqual(turns < 3 ? [expect.objectContaining({ level: 'warn', asked: 3, searchTurns: turns, poolSize: 3 })] : []);
         expect(metrics).toContain(`db_search_turns_max ${turns}`);
       } else {
+        expect(capped).toEqual([]);
         expect(listening).not.toHaveProperty('searchTurns');
         expect(metrics.filter((l) => l.startsWith('db_search_turns'))).toEqual([]);
       }

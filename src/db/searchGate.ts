@@ -120,20 +120,29 @@ export class Turns {
 }
 
 /**
+ * The turns (`asked`, at most one fewer than the pool's connections, at least 1) and the places
+ * (twice the turns, at most one fewer than the pool's connections, at least the turns): waiting
+ * searches leave a connection for other requests, but with a pool of one, which has none to
+ * spare. With fewer places than twice the turns, fewer searches wait ready, planned, for a turn.
+ */
+export function turnsInEffect(asked: number, pool: number): { turns: number; places: number } {
+  const turns = Math.max(1, Math.min(asked, pool - 1));
+  return { turns, places: Math.max(turns, Math.min(2 * turns, pool - 1)) };
+}
+
+/**
  * Turns for searches' costly statements, and places for the searches that make them: a search
  * holds a place, and its connection, from its first costly statement to its end; there are twice
- * as many places as turns (those running and as many ready to). Both stay below `pool`, the
- * connections a process has, so that a flood of searches leaves one for other requests (a pool
- * of one connection has none to spare).
+ * as many places as turns (those running and as many ready to), both below `pool`, the
+ * connections a process has (turnsInEffect).
  */
 export class SearchTurns {
   private readonly turns: Turns;
   private readonly places: Turns;
 
   constructor(limit: () => number, pool: () => number = () => Infinity) {
-    const turns = () => Math.max(1, Math.min(limit(), pool() - 1));
-    this.turns = new Turns(turns);
-    this.places = new Turns(() => Math.max(turns(), Math.min(2 * turns(), pool() - 1)));
+    this.turns = new Turns(() => turnsInEffect(limit(), pool()).turns);
+    this.places = new Turns(() => turnsInEffect(limit(), pool()).places);
   }
 
   /**

@@ -268,7 +268,7 @@ describe('SearchTurns', () => {
   test.each([
     ['2 connections', 2],
     ['1 connection', 1],
-  ])('with a pool of %s, one turn, and one search waits ready for it with its connection', async (_, pool) => {
+  ])('with a pool of %s, one turn and one place: a search placed, the next waiting without its connection', async (_, pool) => {
     const turns = new SearchTurns(
       () => 3,
       () => pool,
