@@ -6,7 +6,7 @@ import { type Db, isMysql, poolStats } from './db/connection';
 import { searchTurns } from './db/searchGate';
 import { listQueryErrors, operationHandlers } from './handlers';
 import { serviceHandlers } from './handlers/service';
-import { apiRateLimit, bearerAuth, corsFor } from './http/access';
+import { apiRateLimit, bearerAuth, corsAllowed, corsFor } from './http/access';
 import { jsonBody } from './http/body';
 import { dispatch } from './http/dispatch';
 import { errorHandler } from './http/errors';
@@ -86,7 +86,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
 
   app.use(requestContext(routes, logger, metrics));
   app.use(securityHeaders('/docs'));
-  if (options.corsOrigins?.length) app.use(corsFor(options.corsOrigins));
+  if (options.corsOrigins?.length) app.use(corsFor(options.corsOrigins, corsAllowed(operations)));
   // Counted before the token check, so that guessing tokens is limited too.
   if (options.rateLimitPerMinute) app.use(apiRateLimit(options.rateLimitPerMinute, logger, options.rateLimitStore));
   if (tokens.length) app.use(bearerAuth(tokens));

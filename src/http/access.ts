@@ -113,18 +113,49 @@ class SharedCounts extends ClusterMemoryStoreWorker {
   }
 }
 
+/** What a page on another origin may use: CORS lets it send and read nothing else. */
+export interface CorsAllowed {
+  methods: string[];
+  request: string[];
+  response: string[];
+}
+
+/**
+ * From the spec's operations: their methods, every header parameter (If-Match, Idempotency-Key,
+ * ...) and every response header (ETag, Location, ...), so that what the spec adds reaches
+ * browsers without a list here to keep. Authorization and Content-Type are never header
+ * parameters in OpenAPI (its security schemes and request bodies stand for them), so they are
+ * added, and HEAD is answered wherever GET is.
+ */
+export function corsAllowed(operations: readonly Operation[]): CorsAllowed {
+  const methods = new Set<string>();
+  const request = new Set(['Authorization', 'Content-Type']);
+  const response = new Set<string>();
+  for (const op of operations) {
+    methods.add(op.method.toUpperCase());
+    if (op.method.toUpperCase() === 'GET') methods.add('HEAD');
+    for (const param of (op.parameters ?? []) as { in?: string; name?: string }[]) {
+      if (param.in === 'header' && param.name) request.add(param.name);
+    }
+    for (const answer of Object.values(op.responses ?? {}) as { headers?: Record<string, unknown> }[]) {
+      for (const name of Object.keys(answer.headers ?? {})) response.add(name);
+    }
+  }
+  return { methods: [...methods], request: [...request], response: [...response] };
+}
+
 /**
  * CORS for the configured origins only (`*`: any). A preflight from another origin, or an
  * OPTIONS request that is no preflight, is not answered here: it gets the app's 405.
  */
-export function corsFor(origins: readonly string[]): Middleware {
+export function corsFor(origins: readonly string[], allow: CorsAllowed): Middleware {
   const any = origins.includes('*');
   const allowed = new Set(origins);
   const handler: RequestHandler = cors({
     origin: (origin, cb) => cb(null, any ? '*' : Boolean(origin && allowed.has(origin))),
-    methods: ['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE'],
-    allowedHeaders: ['Authorization', 'Content-Type', 'X-Request-Id'],
-    exposedHeaders: ['X-Request-Id', 'Location', 'Allow', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'WWW-Authenticate'],
+    methods: allow.methods,
+    allowedHeaders: allow.request,
+    exposedHeaders: allow.response,
     maxAge: 600,
   });
   return (req, res, next) => {

@@ -2,6 +2,7 @@ import { type AddressInfo, createServer, type Socket } from 'node:net';
 import { freePort } from '../../scripts/lib/ports';
 import { connectRedisCounts, type RedisCounts } from '../../src/http/redisCounts';
 import { createLogger, silentLogger } from '../../src/logger';
+import { loadSpec } from '../../src/spec';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { fixtures } from '../helpers/fixtures';
 import { connectTestRedis, deleteKeys, REDIS_URL, uniquePrefix } from '../helpers/redis';
@@ -300,6 +301,29 @@ describe('CORS (CORS_ORIGINS)', () => {
     } else {
       expect(res.body).toMatchObject({ status: 405 });
     }
+  });
+
+  // Read from the spec's components here, apart from the app's walk over its operations: a page
+  // on another origin can send a conditional or idempotent write and read the ETag it needs.
+  const spec = loadSpec();
+  const sent = Object.values(spec.components?.parameters ?? {})
+    .map((p) => p as { in: string; name: string })
+    .filter((p) => p.in === 'header')
+    .map((p) => p.name);
+  const answered = Object.keys(spec.components?.headers ?? {});
+
+  test.each(['Authorization', 'Content-Type', ...sent])('a preflight for a PATCH with %s is allowed', async (header) => {
+    const res = await app.request('OPTIONS', '/api/posts/1/', {
+      headers: { origin: ALLOWED, 'access-control-request-method': 'PATCH', 'access-control-request-headers': header.toLowerCase() },
+    });
+    expect(res.status).toBe(204);
+    expect(res.headers.get('access-control-allow-methods')?.split(',')).toContain('PATCH');
+    expect(res.headers.get('access-control-allow-headers')?.toLowerCase().split(',')).toContain(header.toLowerCase());
+  });
+
+  test.each(answered)('a page may read the %s header of an answer', async (header) => {
+    const res = await app.request('GET', '/api/posts/', { headers: { origin: ALLOWED } });
+    expect(res.headers.get('access-control-expose-headers')?.split(',')).toContain(header);
   });
 });
 
