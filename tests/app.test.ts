@@ -38,3 +38,25 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s: a body that is not
     expect(after.body).toEqual(before.body);
   });
 });
+
+describe.each(fixtures.map((f) => [f.name, f] as const))('%s: a JSON body that is no object is 400 and says only that', (name, f) => {
+  // A JSON string was also reported as "not valid JSON": openapi-backend parsed it a second time.
+  let seq = 100;
+  test.each(['"str"', '12', 'true', 'null', '[]', '[{}]'])('%s', async (given) => {
+    const created = await app.request('POST', `/api/${name}/`, { body: f.valid(++seq) });
+    for (const [method, path] of [
+      ['POST', `/api/${name}/`],
+      ['PUT', `/api/${name}/${created.body.id}/`],
+      ['PATCH', `/api/${name}/${created.body.id}/`],
+    ]) {
+      const res = await app.request(method, path, { raw: given });
+      expect({ status: res.status, errors: res.body.errors }).toEqual({
+        status: 400,
+        errors: [{ field: 'body', message: 'must be object' }],
+      });
+    }
+    const after = await app.request('GET', `/api/${name}/${created.body.id}/`);
+    await app.request('DELETE', `/api/${name}/${created.body.id}/`);
+    expect(after.body).toEqual(created.body);
+  });
+});
