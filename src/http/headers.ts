@@ -47,9 +47,14 @@ function recorded(options: Parameters<typeof helmet>[0]): HeaderStep[] {
   return steps;
 }
 
+/** The API's security headers, as helmet sets them: also for answers written outside express. */
+export const API_SECURITY_HEADERS: readonly HeaderStep[] = recorded({
+  contentSecurityPolicy: { useDefaults: false, directives: API_POLICY },
+});
+
 /** Helmet's security headers on every response, with a CSP that lets only /docs run a page. */
 export function securityHeaders(docsPath: string) {
-  const api = recorded({ contentSecurityPolicy: { useDefaults: false, directives: API_POLICY } });
+  const api = API_SECURITY_HEADERS;
   const docs = recorded({ contentSecurityPolicy: { useDefaults: false, directives: DOCS_POLICY } });
   return (req: Request, res: Response, next: NextFunction) => {
     for (const [name, value] of req.path === docsPath ? docs : api) {

@@ -2,7 +2,9 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { type AddressInfo, Server as NetServer } from 'node:net';
 import type { Express } from 'express';
 import { ConfigError } from '../config';
+import { API_SECURITY_HEADERS } from './headers';
 import { problemBody } from './problem';
+import { requestIdFrom } from './requestContext';
 
 /** Listens, or fails with a ConfigError naming the problem (a port in use, above all). */
 export async function listen(app: Express, port: number, host: string): Promise<{ server: Server; port: number }> {
@@ -24,20 +26,27 @@ export async function listen(app: Express, port: number, host: string): Promise<
 
 /**
  * Node answers a request it cannot parse (headers over 16 KiB, a malformed request line) with a
- * bare status and no body; the contract wants problem+json for every error, so it is written here.
+ * bare status and no body; the contract wants problem+json for every error, with a request id and
+ * the security headers of every other answer, so it is written here. Its headers cannot be read,
+ * so the id is always one the service makes.
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
   const overflow = err.code === 'HPE_HEADER_OVERFLOW';
+  const requestId = requestIdFrom(undefined);
   const problem = overflow
-    ? problemBody(431, 'The request line and headers are larger than 16 KiB')
-    : problemBody(400, 'The request is not valid HTTP');
+    ? problemBody(431, 'The request line and headers are larger than 16 KiB', undefined, requestId)
+    : problemBody(400, 'The request is not valid HTTP', undefined, requestId);
   const body = JSON.stringify(problem);
   const { status, title } = problem;
-  socket.end(
-    `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
-      `Connection: close\r\n\r\n${body}`,
-  );
+  const headers = [
+    'Content-Type: application/problem+json',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    `X-Request-Id: ${requestId}`,
+    ...API_SECURITY_HEADERS.filter(([, value]) => value !== undefined).map(([name, value]) => `${name}: ${value}`),
+    'Connection: close',
+  ];
+  socket.end(`HTTP/1.1 ${status} ${title}\r\n${headers.join('\r\n')}\r\n\r\n${body}`);
 }
 
 export interface Drain {
