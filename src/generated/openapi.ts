@@ -1265,7 +1265,9 @@ export interface components {
         page_size_100: number;
         /**
          * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
-         *     must occur, ignoring case, in at least one of the collection's search fields.
+         *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+         *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+         *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
          */
         search: string;
         /**
@@ -1408,7 +1410,9 @@ export interface operations {
                 page_size?: components["parameters"]["page_size_10"];
                 /**
                  * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
-                 *     must occur, ignoring case, in at least one of the collection's search fields.
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
                  */
                 search?: components["parameters"]["search"];
                 /**
@@ -1681,7 +1685,9 @@ export interface operations {
                 page_size?: components["parameters"]["page_size_100"];
                 /**
                  * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
-                 *     must occur, ignoring case, in at least one of the collection's search fields.
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
                  */
                 search?: components["parameters"]["search"];
                 /**
@@ -1958,7 +1964,9 @@ export interface operations {
                 page_size?: components["parameters"]["page_size_100"];
                 /**
                  * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
-                 *     must occur, ignoring case, in at least one of the collection's search fields.
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
                  */
                 search?: components["parameters"]["search"];
                 /**
@@ -2239,7 +2247,9 @@ export interface operations {
                 page_size?: components["parameters"]["page_size_100"];
                 /**
                  * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
-                 *     must occur, ignoring case, in at least one of the collection's search fields.
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
                  */
                 search?: components["parameters"]["search"];
                 /**
@@ -2512,7 +2522,9 @@ export interface operations {
                 page_size?: components["parameters"]["page_size_100"];
                 /**
                  * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
-                 *     must occur, ignoring case, in at least one of the collection's search fields.
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
                  */
                 search?: components["parameters"]["search"];
                 /**
