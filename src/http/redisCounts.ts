@@ -83,8 +83,7 @@ class RedisCountStore extends RedisStore {
   override async increment(key: string): Promise<IncrementResponse> {
     if (Date.now() < this.skipUntil) throw new Error('Redis did not answer a moment ago');
     try {
-      await this.incrementScriptSha.catch(() => (this.incrementScriptSha = quiet(this.loadIncrementScript())));
-      const counted = await super.increment(key);
+      const counted = await answeredWithin(this.countOnce(key), COUNT_TIMEOUT_MS);
       this.outage.ok();
       return counted;
     } catch (err) {
@@ -94,10 +93,28 @@ class RedisCountStore extends RedisStore {
     }
   }
 
+  private async countOnce(key: string): Promise<IncrementResponse> {
+    await this.incrementScriptSha.catch(() => (this.incrementScriptSha = quiet(this.loadIncrementScript())));
+    return super.increment(key);
+  }
+
   override async get(key: string) {
     await this.getScriptSha.catch(() => (this.getScriptSha = quiet(this.loadGetScript())));
     return super.get(key);
   }
+}
+
+/**
+ * node-redis times a command out only while it waits to be written (commandOptions.timeout): one
+ * already written to a Redis that then stopped answering (a stopped process, a lost host) waits
+ * for ever, and so would the request. Its late answer, or failure, is dropped.
+ */
+function answeredWithin<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new TimeoutError(`no answer from Redis in ${ms} ms`)), ms);
+  });
+  return Promise.race([quiet(work), late]).finally(() => clearTimeout(timer));
 }
 
 /** A promise whose rejection is handled later (or never), without an unhandled-rejection report. */

@@ -1,4 +1,4 @@
-import { type AddressInfo, createServer, type Socket } from 'node:net';
+import { type AddressInfo, connect, createServer, type Socket } from 'node:net';
 import { freePort } from '../../scripts/lib/ports';
 import { connectRedisCounts, type RedisCounts } from '../../src/http/redisCounts';
 import { createLogger, silentLogger } from '../../src/logger';
@@ -248,6 +248,68 @@ describe.each<[string, { silent: boolean; error: RegExp }]>([
     ]);
     expect([...lines, ...app.logs].filter((l) => l.level === 'error')).toEqual([]);
   });
+});
+
+// A Redis that stops answering once connected (a stopped process, a lost host): the count's
+// command is written and never answered. A proxy that holds what it would pass on plays it, and
+// hands it all over in order when it thaws, as the stopped process would answer.
+describe('rate limit counted in a Redis that stops answering after it connected', () => {
+  const lines: Record<string, any>[] = [];
+  let frozen = false;
+  const held: (() => void)[] = [];
+  const sockets = new Set<Socket>();
+  const relay = (from: Socket, to: Socket) =>
+    from.on('data', (chunk) => (frozen ? held.push(() => to.write(chunk)) : to.write(chunk))).on('error', () => undefined);
+  const proxy = createServer((client) => {
+    const { hostname, port } = new URL(REDIS_URL);
+    const upstream = connect(Number(port || 6379), hostname);
+    for (const s of [client, upstream]) sockets.add(s);
+    relay(client, upstream);
+    relay(upstream, client);
+  });
+  let app: TestApp;
+  let counts: RedisCounts;
+  const prefix = uniquePrefix('access-hung');
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    const url = `redis://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+    counts = connectRedisCounts({ url, where: url }, createLogger('info', { write: (line: string) => void lines.push(JSON.parse(line)) }));
+    await counts.ready;
+    app = await startTestApp({ rateLimitPerMinute: 100, rateLimitStore: counts.store(prefix) });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await counts?.close();
+    for (const s of sockets) s.destroy();
+    await new Promise((resolve) => proxy.close(resolve));
+    const client = await connectTestRedis();
+    await deleteKeys(client, prefix);
+    client.destroy();
+  });
+
+  test('requests are answered uncounted while it is silent, with one warning, and counted once it answers again', async () => {
+    const remaining = async () => {
+      const res = await app.request('GET', '/api/tasks/');
+      expect(res.status).toBe(200);
+      return res.headers.get('ratelimit')?.match(/r=(\d+)/)?.[1] ?? null;
+    };
+    expect(await remaining()).toBe('99');
+    frozen = true;
+    // The first waits for the count's timeout; the next pass without asking for a while.
+    for (let i = 0; i < 3; i++) expect(await remaining()).toBeNull();
+    expect(lines.filter((l) => l.level === 'warn')).toEqual([
+      expect.objectContaining({
+        msg: expect.stringMatching(/^rate limit: Redis cannot count requests/),
+        error: expect.stringMatching(/no answer/),
+      }),
+    ]);
+    frozen = false;
+    for (const write of held.splice(0)) write();
+    // The held count is answered late (and dropped); once the pause is over, counts go on.
+    await new Promise((resolve) => setTimeout(resolve, 5500));
+    expect(Number(await remaining())).toBeLessThan(99);
+    expect(lines.filter((l) => l.level === 'info' && /counts requests again/.test(l.msg))).toHaveLength(1);
+  }, 30_000);
 });
 
 describe('CORS (CORS_ORIGINS)', () => {
