@@ -3,8 +3,8 @@
 // DATABASE_URL names (as for the service), in constant memory. A count goes to stderr.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../src/config';
-import { openDb } from '../src/db/connection';
-import { ExportError, exportCollection } from './export/index';
+import { ExportError, exportCollection, openForExport } from './export/index';
+import { oneLine } from './lib/failure';
 
 const USAGE = `usage: npm run -s export -- --collection <posts|products|books|users|tasks> > file.jsonl
   Writes every record of the collection in the database named by DATABASE_URL (default: the
@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { collection: { type: 'string' }, help: { type: 'boolean', default: false } } });
   if (values.help) return void console.log(USAGE);
   if (!values.collection) throw new ExportError(`--collection is required\n${USAGE}`);
-  const db = openDb(loadConfig().database);
+  const db = await openForExport(loadConfig().database, values.collection);
   try {
     const started = process.hrtime.bigint();
     const count = await exportCollection(db, values.collection, process.stdout);
@@ -32,6 +32,6 @@ process.stdout.on('error', (err: NodeJS.ErrnoException) => {
 
 main().catch((err: unknown) => {
   const known = err instanceof ExportError || err instanceof ConfigError;
-  console.error(`export failed: ${known ? err.message : String((err as Error)?.stack ?? err)}`);
+  console.error(`export failed: ${known ? err.message : oneLine(err)}`);
   process.exit(1);
 });

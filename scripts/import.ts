@@ -2,10 +2,12 @@
 // body per line, created_at/updated_at kept when given) into the configured database
 // (DATABASE_URL, as for the service). Every line is checked first; one bad line stops the
 // import with its line number and field, and nothing is written.
+import { accessSync, constants } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../src/config';
-import { ensureMysqlDatabase, openDb } from '../src/db/connection';
+import { ConfigError, type DatabaseConfig, loadConfig } from '../src/config';
+import { type Db, ensureMysqlDatabase, openDb } from '../src/db/connection';
 import { ImportError, importFile } from './import/index';
+import { databaseWhere, oneLine, reason } from './lib/failure';
 
 const USAGE = `usage: npm run import -- --collection <posts|products|books|users|tasks> --file <records.jsonl> [--exclusive]
   One JSON record per line, with the collection's write fields (and created_at/updated_at,
@@ -13,6 +15,29 @@ const USAGE = `usage: npm run import -- --collection <posts|products|books|users
   --exclusive (SQLite): nothing else uses the file (no service running); the import writes into
     it directly, not through the WAL (faster). A service that opens the file meanwhile fails to
     reach it until the import ends.`;
+
+/** Before the database is touched: a mistyped path creates no SQLite file or folder. */
+function readable(file: string): void {
+  try {
+    accessSync(file, constants.R_OK);
+  } catch (err) {
+    throw new ImportError(`--file: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+/** The database, created if missing (MySQL's here, SQLite's file as it is opened); importFile migrates it. */
+async function openForImport(config: DatabaseConfig): Promise<Db> {
+  const where = databaseWhere(config);
+  await ensureMysqlDatabase(config).catch((err: unknown) => {
+    throw new ImportError(`cannot reach the database (${where}): ${reason(err)}`);
+  });
+  try {
+    return openDb(config);
+  } catch (err) {
+    // SQLite: its folder could not be made (a file of that name, no permission).
+    throw new ImportError(`cannot open the database (${where}): ${reason(err)}`);
+  }
+}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -25,9 +50,9 @@ async function main(): Promise<void> {
   });
   if (values.help) return void console.log(USAGE);
   if (!values.collection || !values.file) throw new ImportError(`--collection and --file are required\n${USAGE}`);
+  readable(values.file);
   const config = loadConfig().database;
-  await ensureMysqlDatabase(config);
-  const db = openDb(config);
+  const db = await openForImport(config);
   const started = Date.now();
   const line = (what: string, n: number) =>
     process.stderr.write(`${what} ${n.toLocaleString('en')} records, ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
@@ -55,6 +80,6 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   const known = err instanceof ImportError || err instanceof ConfigError;
-  console.error(`import failed: ${known ? err.message : String((err as Error)?.stack ?? err)}`);
+  console.error(`import failed: ${known ? err.message : oneLine(err)}`);
   process.exit(1);
 });

@@ -1,7 +1,5 @@
 // Imports an NDJSON file into one collection: every line is checked first (nothing is written
 // when one is bad), then all rows go in one transaction.
-import { createReadStream } from 'node:fs';
-import { createInterface } from 'node:readline';
 import { collections } from '../../src/collections';
 import { type Db, isMysql } from '../../src/db/connection';
 import { chooseDenseWords } from '../../src/db/denseWords';
@@ -9,6 +7,7 @@ import { indexPending } from '../../src/db/wordIndex';
 import { migrate } from '../../src/db/migrations';
 import { dbTimestamp } from '../../src/db/time';
 import { loadSpec } from '../../src/spec';
+import { utf8Lines } from './lines';
 import { lineChecker, type ImportRecord } from './validate';
 import { type Value, writeRows } from './write';
 
@@ -29,12 +28,14 @@ export interface ImportOptions {
 }
 
 async function* lines(file: string): AsyncGenerator<[number, string]> {
-  const input = createInterface({ input: createReadStream(file, { encoding: 'utf8' }), crlfDelay: Infinity });
   let n = 0;
-  for await (const line of input) {
-    n++;
-    // Blank lines (a trailing newline, a gap) hold no record.
-    if (line.trim() !== '') yield [n, line];
+  for await (const batch of utf8Lines(file)) {
+    for (const line of batch) {
+      n++;
+      if (line === undefined) throw new ImportError(`line ${n}: line: is not valid UTF-8; nothing was imported`);
+      // Blank lines (a trailing newline, a gap) hold no record.
+      if (line.trim() !== '') yield [n, line];
+    }
   }
 }
 

@@ -1,12 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import type { DatabaseConfig } from '../../src/config';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { exportCollection, ExportError } from '../../scripts/export/index';
 import { importFile } from '../../scripts/import/index';
-import { createTestDatabase } from '../helpers/db';
+import { freePort } from '../../scripts/lib/ports';
+import { ensureMysqlDatabase } from '../../src/db/connection';
+import { createTestDatabase, dialect, dropTestDatabase, freshConfig } from '../helpers/db';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { fixtures } from '../helpers/fixtures';
 
@@ -86,4 +88,101 @@ test.each(fixtures.map((f) => f.name))('%s: export then import into an empty dat
   } finally {
     await empty.drop();
   }
+});
+
+// An export only reads: against a database that was never set up, or that it cannot reach, it
+// says so in one line on stderr (no stack trace), exits 1, and creates nothing.
+const setUp = 'check DATABASE_URL, or create it by starting the service or running npm run import or npm run seed';
+
+function exportFrom(config: DatabaseConfig): { status: number | null; stdout: string; stderr: string } {
+  const { status, stdout, stderr } = spawnSync('npx', ['tsx', 'scripts/export.ts', '--collection', 'posts'], {
+    env: { ...process.env, DATABASE_URL: databaseUrl(config) },
+    encoding: 'utf8',
+  });
+  return { status, stdout, stderr };
+}
+
+type Sqlite = Extract<DatabaseConfig, { client: 'sqlite' }>;
+type Mysql = Extract<DatabaseConfig, { client: 'mysql' }>;
+
+(dialect === 'sqlite' ? describe : describe.skip)('the command, against a SQLite file it cannot export from', () => {
+  test.each([
+    [
+      'that does not exist, in a folder that does not',
+      (c: Sqlite) => ({ ...c, filename: join(dirname(c.filename), 'new', 'records.sqlite3') }),
+      'does not exist',
+    ],
+    [
+      'with no tables',
+      (c: Sqlite) => {
+        writeFileSync(c.filename, '');
+        return c;
+      },
+      'has no posts table',
+    ],
+  ])(
+    'a file %s',
+    (_, prepare, says) => {
+      const fresh = freshConfig() as Sqlite;
+      const config = prepare(fresh);
+      const existed = existsSync(config.filename);
+      try {
+        expect(exportFrom(config)).toEqual({
+          status: 1,
+          stdout: '',
+          stderr: `export failed: the database (SQLite file ${config.filename}) ${says}; ${setUp}\n`,
+        });
+        expect(existsSync(dirname(config.filename))).toBe(existed);
+      } finally {
+        rmSync(dirname(fresh.filename), { recursive: true, force: true });
+      }
+    },
+    30_000,
+  );
+});
+
+(dialect === 'mysql' ? describe : describe.skip)('the command, against a MySQL database it cannot export from', () => {
+  const schemas = async (c: Mysql) =>
+    (await app.database.db.raw('SELECT COUNT(*) AS n FROM information_schema.schemata WHERE schema_name = ?', [c.database]))[0][0].n;
+  const tables = async (c: Mysql) =>
+    (await app.database.db.raw('SELECT COUNT(*) AS n FROM information_schema.tables WHERE table_schema = ?', [c.database]))[0][0].n;
+
+  test.each([
+    ['that does not exist', (c: Mysql) => Promise.resolve(c), 'does not exist', { schemas: 0, tables: 0 }],
+    [
+      'with no tables',
+      async (c: Mysql) => {
+        await ensureMysqlDatabase(c);
+        return c;
+      },
+      'has no posts table',
+      { schemas: 1, tables: 0 },
+    ],
+  ])(
+    'a database %s',
+    async (_, prepare, says, after) => {
+      const config = await prepare(freshConfig() as Mysql);
+      try {
+        expect(exportFrom(config)).toEqual({
+          status: 1,
+          stdout: '',
+          stderr: `export failed: the database (MySQL ${config.host}:${config.port}/${config.database}) ${says}; ${setUp}\n`,
+        });
+        expect({ schemas: await schemas(config), tables: await tables(config) }).toEqual(after);
+      } finally {
+        await dropTestDatabase(config);
+      }
+    },
+    30_000,
+  );
+
+  test('a server that does not answer', async () => {
+    const config = { ...(freshConfig() as Mysql), port: await freePort() };
+    const where = `MySQL ${config.host}:${config.port}/${config.database}`;
+    expect(exportFrom(config)).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: `export failed: cannot reach the database (${where}): connect ECONNREFUSED ${config.host}:${config.port}\n`,
+    });
+  }, 30_000);
 });

@@ -1,19 +1,21 @@
 import BetterSqlite3 from 'better-sqlite3';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { writeCorpus } from '../../scripts/bench/corpus-file';
 import { ImportError, importFile } from '../../scripts/import/index';
+import type { DatabaseConfig } from '../../src/config';
 import { type Db, openDb } from '../../src/db/connection';
 import { listRecords } from '../../src/db/records';
 import { parseSearch } from '../../src/db/search';
 import { startTestApp, type TestApp } from '../helpers/app';
-import { createTestDatabase, dialect } from '../helpers/db';
+import { createTestDatabase, dialect, dropTestDatabase, freshConfig } from '../helpers/db';
 import { fixtures } from '../helpers/fixtures';
 import { NEWEST_FIRST as order, pendingCount } from '../helpers/scan';
+import { databaseUrl } from '../helpers/service';
 
 let app: TestApp;
 let dir: string;
@@ -147,6 +149,155 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
 
 test('an unknown collection is refused', async () => {
   await expect(importFile(app.database.db, 'widgets', ndjson([]))).rejects.toThrow(/--collection must be one of/);
+});
+
+// A file's bytes as they are: a stream's 'utf8' encoding would read those that are not UTF-8 as
+// U+FFFD and store that, where the HTTP API refuses such a body.
+describe('bytes that are not UTF-8', () => {
+  const record = (title: string, content = 'c') => JSON.stringify({ title, content, author: 'bytes' });
+  /** A line whose title holds these bytes (hex) as they are. */
+  const holding = (hex: string) =>
+    Buffer.concat([Buffer.from('{"title": "bad '), Buffer.from(hex, 'hex'), Buffer.from('", "content": "c"}')]);
+  /** The parts, line ends and all, as they are. */
+  const bytes = (parts: (string | Buffer)[]) => {
+    const name = join(dir, `${++files}.jsonl`);
+    writeFileSync(name, Buffer.concat(parts.map((p) => Buffer.from(p))));
+    return name;
+  };
+  const lines = (all: (string | Buffer)[]) => bytes(all.flatMap((l) => [l, '\n']));
+  const stored = async () => Number((await app.database.db('posts').where({ author: 'bytes' }).count({ n: '*' }))[0].n);
+
+  test.each([
+    ['FF FE', 'fffe'],
+    ['a lone continuation byte', '80'],
+    ['a character cut short (E2 82 of €)', 'e282'],
+    ['an overlong encoding (C0 AF)', 'c0af'],
+    ['an encoded surrogate (ED A0 80)', 'eda080'],
+    ['a code point past U+10FFFF (F4 90 80 80)', 'f4908080'],
+  ])('a line holding %s stops the import with its line number; nothing is written', async (_, hex) => {
+    const before = await stored();
+    const file = lines([record('utf8 a'), holding(hex), record('utf8 b')]);
+    await expect(importFile(app.database.db, 'posts', file)).rejects.toThrow(
+      new ImportError('line 2: line: is not valid UTF-8; nothing was imported'),
+    );
+    expect(await stored()).toBe(before);
+  });
+
+  const many = Array.from({ length: 3000 }, (_, i) => [record(`utf8 ${i}`), '\n']).flat();
+  test.each([
+    ['past the first chunk read, after a blank line', [...many, '\n', holding('ff'), '\n'], 3002],
+    ['with \\r\\n line ends', [record('utf8 a'), '\r\n', record('utf8 b'), '\r\n', holding('ff'), '\r\n'], 3],
+    // readline, which read the lines before, ends a line at a lone \r too.
+    ['after a line ended by a lone \\r', [record('utf8 a'), '\r', record('utf8 b'), '\n', holding('ff'), '\n'], 3],
+    ['in the last line, with no line end', [record('utf8 a'), '\n', holding('ff')], 2],
+  ])('the line is numbered as every line is: %s', async (_, parts, n) => {
+    await expect(importFile(app.database.db, 'posts', bytes(parts))).rejects.toThrow(
+      new ImportError(`line ${n}: line: is not valid UTF-8; nothing was imported`),
+    );
+  });
+
+  test('a line that is bad otherwise, before the one that is not UTF-8, is the one reported', async () => {
+    await expect(importFile(app.database.db, 'posts', lines([record('utf8 a'), '{"title": ', holding('ff')]))).rejects.toThrow(
+      /^line 2: line: is not JSON/,
+    );
+  });
+
+  test('U+FFFD as UTF-8 (EF BF BD) or as \\ufffd, and characters that chunks of the file end inside, are imported as they are', async () => {
+    const before = await stored();
+    const wide = 'é€😀'.repeat(20);
+    const file = lines([
+      Buffer.concat([Buffer.from('{"title": "raw '), Buffer.from('efbfbd', 'hex'), Buffer.from('", "content": "c", "author": "bytes"}')]),
+      '{"title": "escaped \\ufffd", "content": "c", "author": "bytes"}',
+      // 3,000 lines of 2-, 3- and 4-byte characters: the chunks read end inside some of them.
+      ...Array.from({ length: 3000 }, (_, i) => record(`wide ${i}`, `${wide} ${i}`)),
+    ]);
+    expect(await importFile(app.database.db, 'posts', file)).toBe(3002);
+    expect(await stored()).toBe(before + 3002);
+    const titles = await app.database
+      .db('posts')
+      .where({ author: 'bytes' })
+      .whereIn('title', ['raw \ufffd', 'escaped \ufffd'])
+      .pluck('title');
+    expect(titles.sort()).toEqual(['escaped \ufffd', 'raw \ufffd']);
+    const contents = await app.database.db('posts').where({ author: 'bytes' }).where('title', 'like', 'wide %').pluck('content');
+    expect(new Set(contents)).toEqual(new Set(Array.from({ length: 3000 }, (_, i) => `${wide} ${i}`)));
+  });
+
+  // As before: the mark is read as part of the first line, which is then no JSON.
+  test('a byte order mark at the start stops the import at line 1', async () => {
+    await expect(importFile(app.database.db, 'posts', lines(['\ufeff' + record('utf8 bom')]))).rejects.toThrow(
+      /^line 1: line: is not JSON/,
+    );
+  });
+});
+
+// The command: a failure is one line on stderr (no stack trace) and exit 1. An import creates the
+// database it is given when there is none (its folder too, on SQLite), but not for a --file that
+// cannot be read (a mistyped path).
+describe('the command', () => {
+  const run = (file: string, config: DatabaseConfig) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'scripts/import.ts', '--collection', 'posts', '--file', file], {
+      cwd: join(__dirname, '../..'),
+      env: { ...process.env, DATABASE_URL: databaseUrl(config) },
+      encoding: 'utf8',
+    });
+  /** A database that does not exist yet, on SQLite in a folder that does not either. */
+  const missing = (): DatabaseConfig => {
+    const config = freshConfig();
+    return config.client === 'sqlite' ? { ...config, filename: join(dirname(config.filename), 'new', 'records.sqlite3') } : config;
+  };
+  const exists = async (config: DatabaseConfig) =>
+    config.client === 'sqlite'
+      ? existsSync(dirname(config.filename))
+      : (await app.database.db.raw('SELECT 1 FROM information_schema.schemata WHERE schema_name = ?', [config.database]))[0].length > 0;
+  const drop = (config: DatabaseConfig) =>
+    config.client === 'sqlite' ? rmSync(join(config.filename, '../..'), { recursive: true, force: true }) : dropTestDatabase(config);
+  const utf8 = (n: number) => JSON.stringify({ title: `cli ${n}`, content: 'c', author: 'a' });
+
+  test.each([
+    [
+      'a --file that cannot be read',
+      () => join(dir, 'no-such-file.jsonl'),
+      /^import failed: --file: cannot read \S+no-such-file.jsonl \(ENOENT\)\n$/,
+      true,
+    ],
+    [
+      'a line that is not UTF-8',
+      () => {
+        const file = join(dir, `${++files}.jsonl`);
+        writeFileSync(file, Buffer.from(`${utf8(1)}\n{"title": "\xff\xfe", "content": "c", "author": "a"}\n`, 'latin1'));
+        return file;
+      },
+      /^import failed: line 2: line: is not valid UTF-8; nothing was imported\n$/,
+      false,
+    ],
+  ])(
+    '%s: one line on stderr, exit 1',
+    async (_, file, want, createsNothing) => {
+      const config = missing();
+      try {
+        const result = run(file(), config);
+        expect(result.stderr).toMatch(want);
+        expect(result.status).toBe(1);
+        if (createsNothing) expect(await exists(config)).toBe(false);
+      } finally {
+        await drop(config);
+      }
+    },
+    30_000,
+  );
+
+  test('imports into a database that does not exist yet (on SQLite, in a folder that does not)', async () => {
+    const config = missing();
+    try {
+      const result = run(ndjson([JSON.parse(utf8(2))]), config);
+      expect(result.stdout).toMatch(/^imported 1 posts in /);
+      expect(result.status).toBe(0);
+      expect(await exists(config)).toBe(true);
+    } finally {
+      await drop(config);
+    }
+  }, 30_000);
 });
 
 // SQLite, `--exclusive`: a load writes into the file directly (a rollback journal, not the WAL)

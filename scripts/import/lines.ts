@@ -1,0 +1,72 @@
+// Reads an import's file as UTF-8 lines, refusing bytes that are not UTF-8: a stream's 'utf8'
+// encoding would turn them into U+FFFD, and the import would store other text than the file
+// holds, without a word (the HTTP API refuses such a body). Each chunk is decoded at once, so
+// the check costs nothing per line; only a chunk that fails is gone through line by line.
+import { createReadStream } from 'node:fs';
+
+const LF = 0x0a;
+const CR = 0x0d;
+/** Where readline ends a line (as the import read before): \n, \r\n, or a lone \r. */
+const LINE_END = /\r?\n|\r(?!\n)/;
+// ignoreBOM keeps a byte order mark in the text, as readline did: the first line is then no JSON.
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * The file's lines, a chunk's worth at a time. A line whose bytes are not UTF-8 is undefined,
+ * and it is the last one given.
+ */
+export async function* utf8Lines(file: string): AsyncGenerator<(string | undefined)[]> {
+  let pending: Buffer[] = [];
+  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
+    // Cut after the chunk's last \n: a byte below 0x80 is never part of a longer character, so
+    // no character is cut in two, and \r\n is not either.
+    const end = chunk.lastIndexOf(LF) + 1;
+    if (end === 0) {
+      pending.push(chunk);
+      continue;
+    }
+    const lines = decoded(Buffer.concat([...pending, chunk.subarray(0, end)]));
+    pending = [chunk.subarray(end)];
+    yield lines;
+    if (lines[lines.length - 1] === undefined) return;
+  }
+  const last = Buffer.concat(pending);
+  if (last.length) yield decoded(last);
+}
+
+/** The lines of whole lines' bytes (the file's last may have no line end). */
+function decoded(bytes: Buffer): (string | undefined)[] {
+  let text: string;
+  try {
+    text = decoder.decode(bytes);
+  } catch {
+    return upToNotUtf8(bytes);
+  }
+  const lines = text.split(LINE_END);
+  // What follows the last line end is no line.
+  if (lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/** Bytes that hold something not UTF-8: their lines one at a time, up to the first bad one. */
+function upToNotUtf8(bytes: Buffer): (string | undefined)[] {
+  const lines: (string | undefined)[] = [];
+  let start = 0;
+  for (let i = 0; i < bytes.length; i++) {
+    if (bytes[i] !== LF && bytes[i] !== CR) continue;
+    lines.push(utf8(bytes.subarray(start, i)));
+    if (lines[lines.length - 1] === undefined) return lines;
+    if (bytes[i] === CR && bytes[i + 1] === LF) i++;
+    start = i + 1;
+  }
+  lines.push(utf8(bytes.subarray(start)));
+  return lines;
+}
+
+function utf8(bytes: Buffer): string | undefined {
+  try {
+    return decoder.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}

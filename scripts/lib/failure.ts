@@ -1,0 +1,23 @@
+// How the import and export commands report a failure: one line on stderr. A stack trace tells
+// someone moving records nothing they can act on, and buries the line that does.
+import type { DatabaseConfig } from '../../src/config';
+
+/** The database as the service's start failure names it, without credentials. */
+export function databaseWhere(config: DatabaseConfig): string {
+  if (config.client === 'sqlite') return `SQLite file ${config.filename}`;
+  return `MySQL ${(config.hosts ?? [config]).map((h) => `${h.host}:${h.port}`).join(',')}/${config.database}`;
+}
+
+/** An unexpected error: its name and message, and its code when the message does not say it. */
+export function oneLine(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  // A failed connection to several addresses (an AggregateError) may have no message, only a code.
+  const text = (err.message ? `${err.name}: ${err.message}` : err.name).replace(/\s*\n\s*/g, ' ');
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
+}
+
+/** What went wrong, after a sentence that names the database: the message, or oneLine when there is none. */
+export function reason(err: unknown): string {
+  return (err as Error | undefined)?.message || oneLine(err);
+}
