@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
-import knex, { Knex } from 'knex';
+import knex, { Knex, KnexTimeoutError } from 'knex';
 import type { Connection as MysqlConnection } from 'mysql2';
 import type { DatabaseConfig, PoolConfig } from '../config';
 
@@ -194,9 +194,24 @@ export function withDeadline(db: Db): { db: Db; until?: number } {
   return { db: withQueryTimeout(db, () => Math.max(1, until - Date.now())), until };
 }
 
-/** Answers when the database runs a trivial statement within `ms` (readiness). */
+/**
+ * Answers when the database runs a trivial statement within `ms` (readiness), waiting for a
+ * pooled connection included: a statement's timeout starts once it has one, and a busy pool or
+ * a server gone silent would hold the answer for the acquire timeout. Past `ms` it rejects as a
+ * statement timing out does; the abandoned wait ends by itself.
+ */
 export async function ping(db: Db, ms: number): Promise<void> {
-  await db.raw('SELECT 1').timeout(ms, { cancel: false });
+  let timer: NodeJS.Timeout | undefined;
+  const answered = Promise.resolve(db.raw('SELECT 1').timeout(ms, { cancel: false }));
+  answered.catch(() => undefined);
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new KnexTimeoutError(`no answer to SELECT 1 within ${ms} ms`)), ms);
+  });
+  try {
+    await Promise.race([answered, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export interface PoolStats {

@@ -44,6 +44,23 @@ describe('health', () => {
     expect(res.status).toBe(200);
     expect(res.body).toEqual(want);
   });
+
+  // Readiness is bounded to its second, waiting for a connection included: with the pool's one
+  // connection held, a statement would wait a minute for it (the acquire timeout).
+  test('readiness with every connection busy is 503 in its second, and 200 once one is free', async () => {
+    const busy = await startTestApp({ pool: { size: 1, queryTimeoutMs: 60_000 } });
+    try {
+      let release!: () => void;
+      const held = busy.database.db.transaction(() => new Promise<void>((resolve) => (release = resolve)));
+      const res = await busy.request('GET', '/readyz');
+      release();
+      await held;
+      expect({ status: res.status, retryAfter: res.headers.get('retry-after') }).toEqual({ status: 503, retryAfter: '2' });
+      expect((await busy.request('GET', '/readyz')).status).toBe(200);
+    } finally {
+      await busy.close();
+    }
+  }, 15_000);
 });
 
 describe('/docs', () => {
