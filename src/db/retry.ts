@@ -21,7 +21,12 @@ const CONNECTION_LOST = new Set([
 
 export function isRetryable(err: unknown, readOnly: boolean): boolean {
   if (!err || typeof err !== 'object') return false;
-  const { code, fatal } = err as { code?: string; fatal?: boolean };
+  const { code, fatal, timeout } = err as { code?: string; fatal?: boolean; timeout?: unknown };
+  // A statement past the query timeout whose cancelling failed too: knex then throws the cancel's
+  // own error (a connection that could not be made, fatal), with the timeout. The request's time
+  // is spent, and the server is likely hung: running it again on the next pooled connection
+  // would wait the whole timeout again, and again.
+  if (typeof timeout === 'number') return false;
   if (code && ROLLED_BACK.has(code)) return true;
   // A connection that was never made ran nothing, whatever the request was.
   if (code === 'ECONNREFUSED') return true;

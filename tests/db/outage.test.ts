@@ -51,14 +51,14 @@ run('database outage', () => {
   // A stopped server refuses connections at once, so 503s come at once. A frozen one answers
   // nothing: a new connection gives up after the connect timeout, and a statement already
   // running after the query timeout plus the connect timeout of the connection that would kill it.
-  test.each<[string, { given: 'SIGKILL' | 'SIGTERM' | 'SIGSTOP'; want: { slowest503Ms: number } }]>([
-    ['the server crashes (SIGKILL)', { given: 'SIGKILL', want: { slowest503Ms: ACQUIRE_TIMEOUT_MS } }],
-    ['the server is stopped (SIGTERM)', { given: 'SIGTERM', want: { slowest503Ms: ACQUIRE_TIMEOUT_MS } }],
+  test.each<[string, { given: 'SIGKILL' | 'SIGTERM' | 'SIGSTOP'; want: { slowestMs: number } }]>([
+    ['the server crashes (SIGKILL)', { given: 'SIGKILL', want: { slowestMs: ACQUIRE_TIMEOUT_MS } }],
+    ['the server is stopped (SIGTERM)', { given: 'SIGTERM', want: { slowestMs: ACQUIRE_TIMEOUT_MS } }],
     // A hung server: a request may wait for a connection (all held by hung statements), then run
     // its own statement to the query timeout, then try to reach the server to kill it.
     [
       'the server hangs (SIGSTOP)',
-      { given: 'SIGSTOP', want: { slowest503Ms: ACQUIRE_TIMEOUT_MS + QUERY_TIMEOUT_MS + CONNECT_TIMEOUT_MS + 500 } },
+      { given: 'SIGSTOP', want: { slowestMs: ACQUIRE_TIMEOUT_MS + QUERY_TIMEOUT_MS + CONNECT_TIMEOUT_MS + 500 } },
     ],
   ])(
     '%s: 503 with Retry-After, the service stays up, and it recovers by itself',
@@ -69,7 +69,8 @@ run('database outage', () => {
       const down = Date.now();
       if (given === 'SIGSTOP') mariadb.pause();
       else await mariadb.stop(given);
-      await sleep(given === 'SIGSTOP' ? 4000 : 2500);
+      // Hung for longer than a read that timed out and was run again would take twice.
+      await sleep(given === 'SIGSTOP' ? 7000 : 2500);
       // Liveness is the process; readiness is the database.
       expect((await request('GET', '/healthz')).status).toBe(200);
       const ready = await request('GET', '/readyz');
@@ -103,6 +104,7 @@ run('database outage', () => {
         failed: failed.length,
         unavailable503: unavailable.length,
         slowest503Ms: Math.max(0, ...unavailable.map((o) => o.ended - o.started)),
+        slowestMs: Math.max(0, ...outcomes.map((o) => o.ended - o.started)),
         outageSeconds: (up - down) / 1000,
         secondsToRecover: recovered ? (recovered - up) / 1000 : undefined,
         afterRecovery: after.length,
@@ -113,8 +115,9 @@ run('database outage', () => {
       expect(failed.map((o) => `${o.call.method} ${o.requestId}: ${o.status ?? o.error} ${o.contract ?? ''}`)).toEqual([]);
       expect(unavailable.length).toBeGreaterThan(0);
       for (const o of unavailable) expect(o.retryAfter).toBe('2');
-      // Bounded by the timeouts (never the pool's default minute).
-      expect(summary.slowest503Ms).toBeLessThan(want.slowest503Ms + 1000);
+      // Every answer, 503 or not, bounded by the timeouts (never the pool's default minute, nor a
+      // read run again after its time was spent).
+      expect(summary.slowestMs).toBeLessThan(want.slowestMs + 1000);
       expect(summary.secondsToRecover).toBeDefined();
       expect(summary.secondsToRecover).toBeLessThan(10);
       expect(after.length).toBeGreaterThan(0);

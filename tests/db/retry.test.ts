@@ -18,6 +18,12 @@ describe('isRetryable', () => {
     ['a lost connection, on a read', withCode('PROTOCOL_CONNECTION_LOST', { fatal: true }), true, true],
     // The write may have committed before the answer was lost: running it again could apply it twice.
     ['a lost connection, on a write', withCode('PROTOCOL_CONNECTION_LOST', { fatal: true }), false, false],
+    [
+      'a read past its query timeout whose cancelling could not connect (knex throws the cancel error)',
+      withCode('ETIMEDOUT', { fatal: true, timeout: 1000, message: 'After query timeout of 1000ms exceeded, cancelling of query failed.' }),
+      true,
+      false,
+    ],
     ['a duplicate key', withCode('ER_DUP_ENTRY'), false, false],
     ['a syntax error', withCode('ER_PARSE_ERROR'), true, false],
     ['not an error', 'boom', true, false],
