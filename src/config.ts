@@ -80,7 +80,7 @@ export const DEFAULT_SQLITE_FILE = './data/records.sqlite3';
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const database = parseDatabaseUrl(env.DATABASE_URL);
   return {
-    port: parseInteger('PORT', env.PORT ?? '3000', 0, 65535),
+    port: parseInteger('PORT', env.PORT || '3000', 0, 65535),
     host: env.HOST || '127.0.0.1',
     database,
     pool: {
@@ -89,7 +89,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       wsrepSyncWait: parseInteger('DB_WSREP_SYNC_WAIT', env.DB_WSREP_SYNC_WAIT || '1', 0, 15),
     },
     searchTurns: parseInteger('DB_SEARCH_TURNS', env.DB_SEARCH_TURNS || '1', 1, 1000),
-    bodyLimit: parseSize('BODY_LIMIT', env.BODY_LIMIT ?? '1mb'),
+    bodyLimit: parseSize('BODY_LIMIT', env.BODY_LIMIT || '1mb'),
     logLevel: parseLogLevel(env.LOG_LEVEL || 'info'),
     apiTokens: parseTokens(env),
     corsOrigins: parseOrigins(env.CORS_ORIGINS ?? ''),

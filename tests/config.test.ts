@@ -57,6 +57,8 @@ describe('loadConfig', () => {
     ['cors for any origin', { given: { CORS_ORIGINS: '*' }, want: { corsOrigins: ['*'] } }],
     ['rate limit', { given: { RATE_LIMIT_PER_MINUTE: '120' }, want: { rateLimitPerMinute: 120 } }],
     ['empty rate limit: none', { given: { RATE_LIMIT_PER_MINUTE: '' }, want: { rateLimitPerMinute: undefined } }],
+    // An empty variable is an unset one, for every setting (a compose file's `PORT=`).
+    ['empty port and body limit: the defaults', { given: { PORT: '', BODY_LIMIT: '' }, want: { port: 3000, bodyLimit: 1024 * 1024 } }],
     ['no redis: counts in the process', { given: {}, want: { redis: undefined } }],
     [
       'redis url, its password kept out of the logged form',
