@@ -46,9 +46,6 @@ async function main(): Promise<void> {
   // A process's turns are module state (searchGate.ts), shared by every app and request in it.
   searchTuning.searchTurns = config.searchTurns;
   searchTuning.poolSize = config.pool.size;
-  const indexer = isMysql(db)
-    ? startIndexer(db, { onError: (err) => logger.warn({ err }, 'the search indexer failed; pending records are scanned meanwhile') })
-    : undefined;
   // Redis only counts for the rate limit; without one it is not connected to, nor its client
   // loaded (a few MB of heap that every process would carry).
   const redis =
@@ -66,6 +63,12 @@ async function main(): Promise<void> {
     trustProxy: config.trustProxy,
   });
   const { server, port } = await listen(app, config.port, config.host);
+  // Started once the app is built: building it holds the event loop for seconds on a loaded
+  // machine, and a connection being opened meanwhile saw its connect timeout fire first (a
+  // spurious "connect ETIMEDOUT" from the indexer at every busy start).
+  const indexer = isMysql(db)
+    ? startIndexer(db, { onError: (err) => logger.warn({ err }, 'the search indexer failed; pending records are scanned meanwhile') })
+    : undefined;
   const drain = drainable(server);
   if (inWorker) reportReady(port);
   else logStart(logger, config, port, where);
