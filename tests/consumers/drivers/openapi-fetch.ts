@@ -21,7 +21,7 @@ type Task = S['Task'];
 type TaskWrite = S['TaskWrite'];
 type TaskPatch = S['TaskPatch'];
 type Problem = S['Problem'];
-const api = createClient<paths, 'application/json'>({ baseUrl: process.argv[2] });
+const api = createClient<paths, 'application/json' | 'application/problem+json'>({ baseUrl: process.argv[2] });
 const problem = (a: Answer<unknown>) => a.error as Problem | undefined;
 
 const posts: Collection<PostWrite, PostPatch, Post> = {
@@ -91,6 +91,20 @@ const tasks: Collection<TaskWrite, TaskPatch, Task> = {
   bad: () => api.GET('/api/tasks/', { params: { query: { page_size: 101 } } }),
   problem,
 };
+
+/**
+ * The README's example, compiled under strict with the rest (not run): a call's `error` is its
+ * problem, typed, with no cast. Typed for `application/json` alone, the client typed it as the
+ * map of media types, and the README's `error.status` did not compile.
+ */
+export async function readmeExample(): Promise<string> {
+  const { data: book, error } = await api.POST('/api/books/', {
+    body: { title: 'The Hobbit', author: 'J. R. R. Tolkien', isbn: '9780547928227' },
+  });
+  if (error) throw new Error(`${error.status} ${error.detail}`);
+  const { data: page } = await api.GET('/api/books/', { params: { query: { search: 'tolkien', page_size: 20 } } });
+  return `${book.id}: ${page?.count} ${page?.results.map((b) => b.title).join()}`;
+}
 
 void main([posts, products, books, users, tasks]).catch((err) => {
   console.error(err);
