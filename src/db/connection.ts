@@ -201,18 +201,30 @@ export function withDeadline(db: Db): { db: Db; until?: number } {
  * statement timing out does; the abandoned wait ends by itself.
  */
 export async function ping(db: Db, ms: number): Promise<void> {
+  // One abandoned check at a time: probes every second through a long outage would otherwise
+  // queue for the pool one behind the other (its wait follows DB_QUERY_TIMEOUT_MS), ahead of requests.
+  if (abandonedPings.has(db)) throw new KnexTimeoutError('the last readiness check still waits for the database');
   let timer: NodeJS.Timeout | undefined;
   const answered = Promise.resolve(db.raw('SELECT 1').timeout(ms, { cancel: false }));
-  answered.catch(() => undefined);
   const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new KnexTimeoutError(`no answer to SELECT 1 within ${ms} ms`)), ms);
+    timer = setTimeout(() => {
+      abandonedPings.add(db);
+      reject(new KnexTimeoutError(`no answer to SELECT 1 within ${ms} ms`));
+    }, ms);
   });
+  answered.then(
+    () => abandonedPings.delete(db),
+    () => abandonedPings.delete(db),
+  );
   try {
     await Promise.race([answered, late]);
   } finally {
     clearTimeout(timer);
   }
 }
+
+/** Pools with a readiness check abandoned at its deadline and still waiting (ping). */
+const abandonedPings = new WeakSet<Db>();
 
 export interface PoolStats {
   /** Connections lent to a running request. */

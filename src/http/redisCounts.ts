@@ -11,6 +11,8 @@ import { COUNT_TIMEOUT_MS, Outage } from './outage';
 
 /** How long a connection attempt may take before the next one (the client keeps trying). */
 const CONNECT_TIMEOUT_MS = 2000;
+/** Commands waiting for Redis, at most (see commandsQueueMaxLength). */
+const COMMANDS_QUEUE_MAX = 1000;
 /** After a count timed out (Redis connected but not answering), requests pass without asking for this long. */
 const SKIP_AFTER_TIMEOUT_MS = 5000;
 
@@ -31,6 +33,9 @@ export function connectRedisCounts(redis: RedisConfig, logger: Logger): RedisCou
   const client = createClient({
     url: redis.url,
     disableOfflineQueue: true,
+    // Counts abandoned at their deadline stay queued while a silent Redis keeps the connection:
+    // past this many, a count fails at once instead of the queue growing.
+    commandsQueueMaxLength: COMMANDS_QUEUE_MAX,
     commandOptions: { timeout: COUNT_TIMEOUT_MS },
     socket: {
       connectTimeout: CONNECT_TIMEOUT_MS,
