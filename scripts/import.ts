@@ -4,10 +4,10 @@
 // import with its line number and field, and nothing is written.
 import { accessSync, constants } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError, type DatabaseConfig, loadConfig } from '../src/config';
+import { ConfigError, type DatabaseConfig, databaseWhere, loadConfig } from '../src/config';
 import { type Db, ensureMysqlDatabase, openDb } from '../src/db/connection';
 import { ImportError, importFile } from './import/index';
-import { databaseWhere, oneLine, reason } from './lib/failure';
+import { oneLine, reason } from './lib/failure';
 
 const USAGE = `usage: npm run import -- --collection <posts|products|books|users|tasks> --file <records.jsonl> [--exclusive]
   One JSON record per line, with the collection's write fields (and created_at/updated_at,

@@ -276,3 +276,9 @@ function parseSize(name: string, value: string): number {
   if (bytes < 1) throw new ConfigError(`${name} must be at least 1 byte`);
   return bytes;
 }
+
+/** The database as logs and failures name it, without credentials. */
+export function databaseWhere(config: DatabaseConfig): string {
+  if (config.client === 'sqlite') return `SQLite file ${config.filename}`;
+  return `MySQL ${(config.hosts ?? [config]).map((h) => `${h.host}:${h.port}`).join(',')}/${config.database}`;
+}

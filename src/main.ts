@@ -1,6 +1,6 @@
 import { createApp } from './app';
 import { inWorker, reportReady, reportStartFailure, superviseWorkers, workerId } from './cluster';
-import { type Config, ConfigError, loadConfig } from './config';
+import { type Config, ConfigError, databaseWhere, loadConfig } from './config';
 import { withQueryTimeout, ensureMysqlDatabase, isMysql, openDb } from './db/connection';
 import { startIndexer } from './db/indexer';
 import { migrateDatabase } from './db/migrations';
@@ -18,10 +18,7 @@ async function main(): Promise<void> {
   const logger = inWorker
     ? createLogger(config.logLevel).child({ worker: workerId })
     : createLogger(config.logLevel, primary ? process.stdout : undefined);
-  const where =
-    config.database.client === 'sqlite'
-      ? `SQLite file ${config.database.filename}`
-      : `MySQL ${(config.database.hosts ?? [config.database]).map((h) => `${h.host}:${h.port}`).join(',')}/${config.database.database}`;
+  const where = databaseWhere(config.database);
   const dbLog = { warn: (m: string) => logger.warn(m), error: (m: string) => logger.error(m) };
   // The primary migrates once, before any worker starts.
   if (!inWorker) {

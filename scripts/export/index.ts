@@ -2,14 +2,14 @@ import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { type Collection, collections } from '../../src/collections';
-import type { DatabaseConfig } from '../../src/config';
+import { type DatabaseConfig, databaseWhere } from '../../src/config';
 import { type Db, openDb } from '../../src/db/connection';
 import { classifyDbError } from '../../src/db/errors';
 import { walkRecords } from '../../src/db/walk';
 import { recordSerializer } from '../../src/handlers/serialize';
 import { ndjsonLine } from '../../src/http/export';
 import { loadSpec } from '../../src/spec';
-import { databaseWhere, reason } from '../lib/failure';
+import { reason } from '../lib/failure';
 
 export class ExportError extends Error {}
 

@@ -1,12 +1,5 @@
 // How the import and export commands report a failure: one line on stderr. A stack trace tells
 // someone moving records nothing they can act on, and buries the line that does.
-import type { DatabaseConfig } from '../../src/config';
-
-/** The database as the service's start failure names it, without credentials. */
-export function databaseWhere(config: DatabaseConfig): string {
-  if (config.client === 'sqlite') return `SQLite file ${config.filename}`;
-  return `MySQL ${(config.hosts ?? [config]).map((h) => `${h.host}:${h.port}`).join(',')}/${config.database}`;
-}
 
 /** An unexpected error: its name and message, and its code when the message does not say it. */
 export function oneLine(err: unknown): string {
@@ -17,7 +10,8 @@ export function oneLine(err: unknown): string {
   return typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
 }
 
-/** What went wrong, after a sentence that names the database: the message, or oneLine when there is none. */
+/** What went wrong, after a sentence that names the database: the message on one line, or oneLine when there is none. */
 export function reason(err: unknown): string {
-  return (err as Error | undefined)?.message || oneLine(err);
+  const message = (err as Error | undefined)?.message;
+  return message ? message.replace(/\s*\n\s*/g, ' ') : oneLine(err);
 }

@@ -176,7 +176,7 @@ type Mysql = Extract<DatabaseConfig, { client: 'mysql' }>;
     30_000,
   );
 
-  test('a server that does not answer', async () => {
+  test('a server that refuses connections', async () => {
     const config = { ...(freshConfig() as Mysql), port: await freePort() };
     const where = `MySQL ${config.host}:${config.port}/${config.database}`;
     expect(exportFrom(config)).toEqual({
