@@ -1382,6 +1382,8 @@ export interface components {
         "Idempotent-Replayed": "true";
         /** @description The request's id: the client's `X-Request-Id` when it is sane, else one the service made. The log line of the request carries it; error bodies repeat it as `request_id`. */
         "X-Request-Id": string;
+        /** @description On an export only (`application/x-ndjson` or `text/csv`): `attachment` with a file name, the collection's, so that a browser saves it. */
+        "Content-Disposition": string;
         /** @description The scheme to authenticate with (RFC 6750). */
         "WWW-Authenticate": string;
         /** @description What is left of this client's quota: `r` requests for `t` more seconds (IETF draft-ietf-httpapi-ratelimit-headers-08). Sent on every `/api/` response when the deployment sets `RATE_LIMIT_PER_MINUTE`, except while the counts cannot be kept (the request then passes uncounted). */
@@ -1440,6 +1442,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1719,6 +1722,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2000,6 +2004,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2275,6 +2280,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2570,6 +2576,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
