@@ -103,6 +103,18 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     expect(rows).toEqual(records.map((r) => header.map((h) => asText(r[h]))));
   });
 
+  // The spec: paging parameters play no part in an export, but are checked as on any list.
+  test.each([
+    ['page_size past the most', `page_size=${f.maxPageSize + 1}`],
+    ['page and cursor together', 'page=1&cursor='],
+  ])('an export with %s is a 400', async (_what, query) => {
+    const res = await app.request('GET', `/api/${name}/?${query}`, { headers: { accept: 'application/x-ndjson' } });
+    expect({ status: res.status, type: res.headers.get('content-type') }).toEqual({
+      status: 400,
+      type: expect.stringMatching(/^application\/problem\+json/),
+    });
+  });
+
   test('JSON stays the default: */* and no preference get a page', async () => {
     for (const accept of ['*/*', 'application/json', 'text/html']) {
       const res = await app.request('GET', `/api/${name}/`, { headers: { accept } });
