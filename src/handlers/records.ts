@@ -127,6 +127,8 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       const filtering = filters(c, query);
       if (filtering.errors.length) throw invalid(filtering.errors);
       const base = { terms: searchTerms(query), filters: filtering.filters, order: orderKeys(query, sorting) };
+      // A page or an export, by Accept: a cache must not answer one with the other.
+      res.vary('Accept');
       const format = exportFormat(req);
       if (format) {
         return streamExport(res, format, {

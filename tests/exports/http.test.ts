@@ -122,6 +122,16 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       expect(res.body.count).toBe(12);
     }
   });
+
+  // Pages and exports come from one URL: a shared cache must key them by Accept.
+  test.each(['application/json', 'application/x-ndjson', 'text/csv'])('an answer to Accept: %s varies by Accept', async (accept) => {
+    const res =
+      accept === 'application/json'
+        ? await app.request('GET', `/api/${name}/`, { headers: { accept } })
+        : await get(`/api/${name}/`, accept);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('vary')?.split(/,\s*/)).toContain('Accept');
+  });
 });
 
 describe('search, filters and ordering apply; text is quoted as RFC 4180 says', () => {
