@@ -322,6 +322,31 @@ describe('pagination', () => {
   });
 });
 
+// Behind TRUST_PROXY hops, the links take the scheme the proxy was asked in; never from a client
+// that is not a trusted proxy. Their host is the request's own.
+describe.each([
+  ['behind one trusted proxy', { trustProxy: 1, want: 'https' }],
+  ['with no trusted proxy', { trustProxy: 0, want: 'http' }],
+])('links %s', (_name, { trustProxy, want }) => {
+  let proxied: TestApp;
+  beforeAll(async () => {
+    proxied = await startTestApp({ trustProxy });
+    for (let n = 1; n <= 3; n++) expect((await proxied.request('POST', '/api/tasks/', { body: fixtures[4].valid(n) })).status).toBe(201);
+  });
+  afterAll(() => proxied.close());
+
+  test(`X-Forwarded-Proto: https gives ${want} links`, async () => {
+    const res = await proxied.request('GET', '/api/tasks/?page_size=1&page=2', {
+      headers: { 'x-forwarded-proto': 'https', 'x-forwarded-for': '203.0.113.9' },
+    });
+    const host = new URL(proxied.url).host;
+    expect({ next: res.body.next, previous: res.body.previous }).toEqual({
+      next: `${want}://${host}/api/tasks/?page_size=1&page=3`,
+      previous: `${want}://${host}/api/tasks/?page_size=1&page=1`,
+    });
+  });
+});
+
 describe('search', () => {
   describe.each(perCollection)('%s', (_name, f) => {
     test.each(f.searchFields.map((field) => [field] as const))('finds a record by its %s alone', async (field) => {
