@@ -93,6 +93,22 @@ describe.each(collections.map((c) => [c.name, c] as const))('the %s operations',
     expect(declared.filter((f) => !(f in (write.properties ?? {})))).toEqual([]);
   });
 
+  // A record field that `$ref`s a write field with a `default` inherits it, and generators that keep
+  // defaulted fields optional (openapi-typescript's --default-non-nullable false) then type the
+  // record's field as possibly undefined, though every answer carries it. Such fields are restated
+  // in the record: the same rules, without the default.
+  test('a record restates each defaulted write field with the same rules and no default', () => {
+    const record = spec.components!.schemas![c.resource] as OpenAPIV3.SchemaObject;
+    const rules = (s: object | undefined) => {
+      const { description: _description, example: _example, ...rest } = (s ?? {}) as OpenAPIV3.SchemaObject;
+      return rest;
+    };
+    const defaulted = Object.entries(write.properties ?? {}).filter(([, p]) => 'default' in p);
+    expect(defaulted.map(([field]) => [field, rules(record.properties?.[field])])).toEqual(
+      defaulted.map(([field, p]) => [field, { ...rules(p), default: undefined }]),
+    );
+  });
+
   test('create is idempotent on request and answers Location, ETag and Idempotent-Replayed', () => {
     const create = byId.get(ids.create)!;
     expect(paramNames(create)).toContain('Idempotency-Key');

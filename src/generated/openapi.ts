@@ -675,13 +675,22 @@ export interface components {
         Product: {
             id: components["schemas"]["Id"];
             name: components["schemas"]["ProductWrite"]["name"];
-            description: components["schemas"]["ProductWrite"]["description"];
+            /**
+             * @description Empty when a create or replace leaves it out.
+             * @example Solid walnut, 140 x 70 cm.
+             */
+            description: string;
             /**
              * @description Always with 2 decimals.
              * @example 349.90
              */
             price: string;
-            stock: components["schemas"]["ProductWrite"]["stock"];
+            /**
+             * Format: int32
+             * @description 0 when a create or replace leaves it out.
+             * @example 12
+             */
+            stock: number;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -769,8 +778,17 @@ export interface components {
             id: components["schemas"]["Id"];
             title: components["schemas"]["BookWrite"]["title"];
             author: components["schemas"]["BookWrite"]["author"];
-            genre: components["schemas"]["BookWrite"]["genre"];
-            published_date: components["schemas"]["BookWrite"]["published_date"];
+            /**
+             * @description Empty when a create or replace leaves it out.
+             * @example Fantasy
+             */
+            genre: string;
+            /**
+             * Format: date
+             * @description A calendar date, `YYYY-MM-DD`; null when a create or replace leaves it out.
+             * @example 1937-09-21
+             */
+            published_date: string | null;
             isbn: components["schemas"]["BookWrite"]["isbn"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
@@ -857,8 +875,16 @@ export interface components {
             id: components["schemas"]["Id"];
             username: components["schemas"]["UserWrite"]["username"];
             email: components["schemas"]["UserWrite"]["email"];
-            first_name: components["schemas"]["UserWrite"]["first_name"];
-            last_name: components["schemas"]["UserWrite"]["last_name"];
+            /**
+             * @description Empty when a create or replace leaves it out.
+             * @example Ada
+             */
+            first_name: string;
+            /**
+             * @description Empty when a create or replace leaves it out.
+             * @example Lovelace
+             */
+            last_name: string;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -950,10 +976,29 @@ export interface components {
         Task: {
             id: components["schemas"]["Id"];
             title: components["schemas"]["TaskWrite"]["title"];
-            description: components["schemas"]["TaskWrite"]["description"];
-            status: components["schemas"]["TaskWrite"]["status"];
-            priority: components["schemas"]["TaskWrite"]["priority"];
-            due_date: components["schemas"]["TaskWrite"]["due_date"];
+            /**
+             * @description Empty when a create or replace leaves it out.
+             * @example Cover the new search syntax.
+             */
+            description: string;
+            /**
+             * @description `todo` when a create or replace leaves it out.
+             * @example in_progress
+             * @enum {string}
+             */
+            status: "todo" | "in_progress" | "done";
+            /**
+             * @description `medium` when a create or replace leaves it out.
+             * @example high
+             * @enum {string}
+             */
+            priority: "low" | "medium" | "high";
+            /**
+             * Format: date
+             * @description A calendar date, `YYYY-MM-DD`; null when a create or replace leaves it out.
+             * @example 2026-12-01
+             */
+            due_date: string | null;
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };

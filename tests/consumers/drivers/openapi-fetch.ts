@@ -92,6 +92,13 @@ const tasks: Collection<TaskWrite, TaskPatch, Task> = {
   problem,
 };
 
+// Every answer carries every field of a record, defaulted ones included: with defaultNonNullable
+// false none may be typed as possibly undefined (a record field that reused a defaulted write
+// field was, until the spec restated them).
+type Undefinable<T> = T extends unknown ? { [K in keyof T]-?: undefined extends T[K] ? K : never }[keyof T] : never;
+type Assert<T extends true> = T;
+export type EveryRecordFieldIsSent = Assert<[Undefinable<Post | Product | Book | User | Task>] extends [never] ? true : false>;
+
 /**
  * The README's example, compiled under strict with the rest (not run): a call's `error` is its
  * problem, typed, with no cast. Typed for `application/json` alone, the client typed it as the
