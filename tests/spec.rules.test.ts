@@ -143,3 +143,31 @@ test.each(integers)('%s has a minimum and a maximum', (_field, schema) => {
   expect(typeof schema.minimum).toBe('number');
   expect(schema.maximum).toBeLessThanOrEqual(2_147_483_647);
 });
+
+// A parameter schema that `$ref`s another schema's property (`ProductWrite/properties/price`) is
+// typed by orval as a type named after the property that it never declares: such parameters
+// restate the property's rules, and must keep them equal to the field they filter.
+const parameterSchemas = [
+  ...Object.entries(spec.components?.parameters ?? {}).map(([name, p]) => [name, (p as OpenAPIV3.ParameterObject).schema] as const),
+  ...ops.flatMap((o) => o.params.map((p) => [`${o.id} ${p.name}`, p.schema] as const)),
+];
+
+test.each(parameterSchemas)('parameter %s does not $ref into a schema property', (_name, schema) => {
+  expect((schema as OpenAPIV3.ReferenceObject | undefined)?.$ref ?? '').not.toContain('/properties/');
+});
+
+const rangeFilters = collections.flatMap((c) =>
+  Object.entries(c.filters ?? {})
+    .filter(([, f]) => f.op === 'gte' || f.op === 'lte')
+    .map(([name, f]) => [`${c.name} ${name}`, c, name, f.column] as const),
+);
+
+test.each(rangeFilters)('the range filter %s takes the values of its field', (_name, c, name, column) => {
+  const rules = (s: unknown) => {
+    const { description: _d, example: _e, default: _default, nullable: _n, ...rest } = deref(s, spec) as OpenAPIV3.SchemaObject;
+    return rest;
+  };
+  const param = byId.get(operationIds(c).list)!.params.find((p) => p.name === name)!;
+  const write = deref(spec.components!.schemas![`${c.resource}Write`], spec) as OpenAPIV3.SchemaObject;
+  expect(rules(param.schema)).toEqual(rules(write.properties![column]));
+});

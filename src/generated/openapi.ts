@@ -1364,9 +1364,9 @@ export interface components {
         /** @description Only posts by exactly this author. */
         posts_author: string;
         /** @description Only products that cost at least this much (inclusive). */
-        products_min_price: components["schemas"]["ProductWrite"]["price"];
+        products_min_price: string;
         /** @description Only products that cost at most this much (inclusive). Below `min_price` is a 400. */
-        products_max_price: components["schemas"]["ProductWrite"]["price"];
+        products_max_price: string;
         /** @description `true`: only products with stock above 0; `false`: only those with none. */
         products_in_stock: boolean;
         /** @description Only books of exactly this genre. */

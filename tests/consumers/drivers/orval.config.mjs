@@ -1,27 +1,9 @@
 // orval's configuration for tests/consumers/sdks.test.ts (its CLI has no flags for these): the
 // fetch client, and only what the README's table of generators says orval needs.
 
-// orval types a parameter whose schema is a `$ref` into another schema's property (`min_price`:
-// `ProductWrite/properties/price`) as a type named after the property (`Price`) that it never
-// declares; give such parameters the property's schema itself.
-const resolve = (doc, ref) =>
-  ref
-    .slice(2)
-    .split('/')
-    .map((key) => key.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((node, key) => node[key], doc);
-
-function inlinePropertyRefs(doc) {
-  for (const parameter of Object.values(doc.components?.parameters ?? {})) {
-    const ref = parameter.schema?.$ref;
-    if (typeof ref === 'string' && ref.includes('/properties/')) parameter.schema = resolve(doc, ref);
-  }
-  return doc;
-}
-
 export default {
   records: {
-    input: { target: './openapi.json', override: { transformer: inlinePropertyRefs } },
+    input: { target: './openapi.json' },
     output: {
       target: './orval/api.ts',
       client: 'fetch',
