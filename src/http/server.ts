@@ -1,15 +1,25 @@
-import { createServer, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import { type AddressInfo, Server as NetServer } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import { ConfigError } from '../config';
 import { API_SECURITY_HEADERS } from './headers';
 import { problemBody } from './problem';
 import { requestIdFrom } from './requestContext';
 
-/** Listens, or fails with a ConfigError naming the problem (a port in use, above all). */
-export async function listen(app: Express, port: number, host: string): Promise<{ server: Server; port: number }> {
+/**
+ * Listens, or fails with a ConfigError naming the problem (a port in use, above all). `options` are
+ * node:http's (the service keeps Node's defaults; tests shorten its timeouts).
+ */
+export async function listen(
+  app: Express,
+  port: number,
+  host: string,
+  options: ServerOptions = {},
+): Promise<{ server: Server; port: number }> {
   // Not app.listen: Express 5 calls its callback on errors too, as if listening.
-  const server = createServer(app);
+  const server = createServer(options, app);
+  server.prependListener('request', trackAnswer);
   server.on('clientError', answerClientError);
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
@@ -24,21 +34,45 @@ export async function listen(app: Express, port: number, host: string): Promise<
   return { server, port: (server.address() as AddressInfo).port };
 }
 
+// The answers not yet finished on each connection. With keep-alive a client may send its next
+// request (pipelined) while the answer to the one before is still being written, so there can be
+// several; Node writes them in order.
+const answering = new WeakMap<Duplex, Set<ServerResponse>>();
+
+function trackAnswer(req: IncomingMessage, res: ServerResponse): void {
+  const answers = answering.get(req.socket) ?? new Set<ServerResponse>();
+  answering.set(req.socket, answers);
+  answers.add(res);
+  const done = () => answers.delete(res);
+  res.once('finish', done);
+  res.once('close', done);
+}
+
+// Node's own answers, by the code of the parser's or the server's error; any other is 400.
+const CLIENT_ERRORS = new Map<string | undefined, [status: number, detail: string]>([
+  ['HPE_HEADER_OVERFLOW', [431, 'The request line and headers are larger than 16 KiB']],
+  ['ERR_HTTP_REQUEST_TIMEOUT', [408, 'The request did not arrive in time: the server stopped waiting for its headers or its body']],
+]);
+
 /**
- * Node answers a request it cannot parse (headers over 16 KiB, a malformed request line) with a
- * bare status and no body; the contract wants problem+json for every error, with a request id and
- * the security headers of every other answer, so it is written here. Its headers cannot be read,
- * so the id is always one the service makes.
+ * Node answers a request it cannot parse (headers over 16 KiB, a malformed request line) or that
+ * did not arrive in time (server.headersTimeout, requestTimeout) with a bare status and no body;
+ * the contract wants problem+json for every error, with a request id and the security headers of
+ * every other answer, so it is written here. Its headers cannot be read, so the id is always one
+ * the service makes.
+ *
+ * As Node's own handler does, nothing is written when an answer on the connection has already
+ * sent its headers (a keep-alive client sent a bad request while the one before was answered):
+ * the bytes would land in the middle of that answer. The connection is cut instead.
  */
-export function answerClientError(err: NodeJS.ErrnoException, socket: import('node:stream').Duplex): void {
+export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
-  const overflow = err.code === 'HPE_HEADER_OVERFLOW';
+  for (const res of answering.get(socket) ?? []) if (res.headersSent) return void socket.destroy();
   const requestId = requestIdFrom(undefined);
-  const problem = overflow
-    ? problemBody(431, 'The request line and headers are larger than 16 KiB', undefined, requestId)
-    : problemBody(400, 'The request is not valid HTTP', undefined, requestId);
+  const [status, detail] = CLIENT_ERRORS.get(err.code) ?? [400, 'The request is not valid HTTP'];
+  const problem = problemBody(status, detail, undefined, requestId);
   const body = JSON.stringify(problem);
-  const { status, title } = problem;
+  const { title } = problem;
   const headers = [
     'Content-Type: application/problem+json',
     `Content-Length: ${Buffer.byteLength(body)}`,

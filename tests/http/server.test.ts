@@ -1,6 +1,10 @@
-import { connect, type AddressInfo } from 'node:net';
+import type { ServerOptions } from 'node:http';
+import { connect } from 'node:net';
 import express from 'express';
 import { listen } from '../../src/http/server';
+
+// Node checks for requests that are late every connectionsCheckingInterval (30 s by default).
+const quick: ServerOptions = { headersTimeout: 100, requestTimeout: 100, connectionsCheckingInterval: 20 };
 
 // Requests that Node itself refuses, before express sees them, still get problem+json, with a
 // request id and the security headers of every other answer.
@@ -10,12 +14,16 @@ test.each([
   ['a URL over 16 KiB', { given: `GET /api/posts/?cursor=${big} HTTP/1.1\r\nHost: x\r\n\r\n`, want: 431 }],
   ['an unknown method', { given: 'FOO /api/posts/ HTTP/1.1\r\nHost: x\r\nX-Request-Id: mine-1\r\n\r\n', want: 400 }],
   ['a request line that is no HTTP', { given: 'hello there\r\n\r\n', want: 400 }],
-])('%s', async (_n, { given, want }) => {
-  const { server } = await listen(express(), 0, '127.0.0.1');
+  // The client stays connected (it does not end its side) and never ends its headers.
+  [
+    'headers that do not arrive in time',
+    { given: 'GET / HTTP/1.1\r\nHost: x\r\nX-Request-Id: mine-1\r\n', want: 408, options: quick, end: false },
+  ],
+])('%s', async (_n, { given, want, options, end = true }: { given: string; want: number; options?: ServerOptions; end?: boolean }) => {
+  const { server, port } = await listen(express(), 0, '127.0.0.1', options);
   try {
-    const port = (server.address() as AddressInfo).port;
     const raw = await new Promise<string>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.end(given));
+      const socket = connect(port, '127.0.0.1', () => (end ? socket.end(given) : socket.write(given)));
       let text = '';
       socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
       socket.on('end', () => resolve(text));
@@ -39,6 +47,46 @@ test.each([
     expect(problem.request_id).not.toBe('mine-1');
     expect(headers.get('content-security-policy')).toContain("default-src 'none'");
     expect(headers.get('x-content-type-options')).toBe('nosniff');
+  } finally {
+    server.close();
+  }
+});
+
+// A keep-alive client sends a bad request while the answer to its first one is being written: as
+// Node's own handler does, the connection is cut, and no answer is written into the first one.
+test('a bad request behind an answer that is being written cuts the connection', async () => {
+  const app = express();
+  let answerClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (answerClosed = resolve));
+  app.get('/slow', (_req, res) => {
+    res.type('text/plain');
+    res.write('first part;');
+    // Ends by itself only if the connection stays open (it should not).
+    const timer = setTimeout(() => res.end('second part'), 1000);
+    res.on('close', () => {
+      clearTimeout(timer);
+      answerClosed();
+    });
+  });
+  const { server, port } = await listen(app, 0, '127.0.0.1');
+  try {
+    const raw = await new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n'));
+      let text = '';
+      socket.on('data', (c: Buffer) => {
+        // Once the first answer has begun: a second request that is no HTTP.
+        if (!text) socket.write('hello there\r\n\r\n');
+        text += c.toString('latin1');
+      });
+      // A cut connection may end or be reset, as it happens.
+      socket.on('error', () => {});
+      socket.on('close', () => resolve(text));
+    });
+    await closed;
+    expect(raw).toMatch(/^HTTP\/1.1 200 /);
+    expect(raw).toContain('first part;');
+    expect(raw).not.toContain('second part');
+    expect(raw).not.toMatch(/HTTP\/1.1 4\d\d/);
   } finally {
     server.close();
   }
