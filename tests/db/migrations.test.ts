@@ -139,3 +139,25 @@ mysqlOnly('the migration lease', () => {
     );
   });
 });
+
+// A collection declared after the first five gets its table and its search index from a migration
+// of its own (createRecordTable); the migrations before it must not reach for it on a fresh
+// database, where its table does not exist yet.
+test('a collection declared later leaves the earlier migrations to the first five', async () => {
+  const later = freshConfig();
+  await ensureMysqlDatabase(later);
+  await jest.isolateModulesAsync(async () => {
+    jest.doMock('../../src/collections', () => {
+      const actual = jest.requireActual<typeof import('../../src/collections')>('../../src/collections');
+      return { ...actual, collections: [...actual.collections, { ...actual.collections[0], name: 'later' }] };
+    });
+    const isolated = await import('../../src/db/migrations');
+    const db = openDb(later);
+    try {
+      await isolated.migrate(db);
+      expect(await tables(db)).not.toContain('later');
+    } finally {
+      await dropTestDatabase(later, db);
+    }
+  });
+});
