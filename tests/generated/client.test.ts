@@ -3,14 +3,14 @@
 // response shape by hand; if the spec changes shape, this file stops compiling.
 import createClient, { type Client } from 'openapi-fetch';
 import type { components, paths } from '../../src/generated/openapi';
-import { collections } from '../../src/collections';
+import { collections, type ResourceName } from '../../src/collections';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { byName } from '../helpers/fixtures';
 import { assertMatchesContract } from '../helpers/contract';
 
 type S = components['schemas'];
 type Problem = S['Problem'];
-type Resource = 'Post' | 'Product' | 'Book' | 'User' | 'Task';
+type Resource = ResourceName;
 /** The list parameters that every collection shares (each has its own ordering and filters). */
 type Query = Pick<NonNullable<paths['/api/books/']['get']['parameters']['query']>, 'page' | 'page_size' | 'search'>;
 
