@@ -5,7 +5,7 @@
 // one transaction. Then it chooses each table's dense words (src/db/denseWords.ts). On SQLite
 // there is nothing to do (its triggers index).
 import { parseArgs } from 'node:util';
-import { collections } from '../src/collections';
+import { collectionNamed, collections } from '../src/collections';
 import { ConfigError, loadConfig } from '../src/config';
 import { isMysql, openDb } from '../src/db/connection';
 import { migrate } from '../src/db/migrations';
@@ -14,9 +14,9 @@ import { indexPending } from '../src/db/wordIndex';
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { collection: { type: 'string' } } });
-  const names = values.collection ? [values.collection] : collections.map((c) => c.name);
-  if (names.some((n) => !collections.some((c) => c.name === n)))
-    throw new ConfigError(`--collection must be one of ${collections.map((c) => c.name).join(', ')}`);
+  const names = values.collection
+    ? [collectionNamed(values.collection, (message) => new ConfigError(message)).name]
+    : collections.map((c) => c.name);
   const db = openDb(loadConfig().database);
   const started = Date.now();
   try {

@@ -123,6 +123,13 @@ export const collections = [
   }),
 ] as const;
 
+/** The collection called `name`; for any other name, throws what `fail` makes of a message listing them. */
+export function collectionNamed(name: string, fail: (message: string) => Error): Collection {
+  const c = collections.find((x) => x.name === name);
+  if (!c) throw fail(`--collection must be one of ${collections.map((x) => x.name).join(', ')}`);
+  return c;
+}
+
 /** The operationIds of a collection's six operations. */
 export function operationIds(c: Collection): Record<Verb, RecordOperationId> {
   return {

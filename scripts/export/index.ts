@@ -1,7 +1,7 @@
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
-import { type Collection, collections } from '../../src/collections';
+import { type Collection, collectionNamed } from '../../src/collections';
 import { type DatabaseConfig, databaseWhere } from '../../src/config';
 import { type Db, openDb } from '../../src/db/connection';
 import { classifyDbError } from '../../src/db/errors';
@@ -13,10 +13,8 @@ import { reason } from '../lib/failure';
 
 export class ExportError extends Error {}
 
-export function collectionNamed(name: string): Collection {
-  const c = collections.find((x) => x.name === name);
-  if (!c) throw new ExportError(`--collection must be one of ${collections.map((x) => x.name).join(', ')}`);
-  return c;
+function collectionToExport(name: string): Collection {
+  return collectionNamed(name, (message) => new ExportError(message));
 }
 
 const SET_UP = 'check DATABASE_URL, or create it by starting the service or running npm run import or npm run seed';
@@ -27,7 +25,7 @@ const SET_UP = 'check DATABASE_URL, or create it by starting the service or runn
  * create a SQLite file, and its folder, for the service to migrate).
  */
 export async function openForExport(config: DatabaseConfig, name: string): Promise<Db> {
-  const { name: table } = collectionNamed(name);
+  const { name: table } = collectionToExport(name);
   const where = databaseWhere(config);
   if (config.client === 'sqlite' && !existsSync(config.filename))
     throw new ExportError(`the database (${where}) does not exist; ${SET_UP}`);
@@ -56,7 +54,7 @@ function unreadable(err: unknown, where: string): ExportError {
  * batches, waiting for `drain`: memory stays flat whatever the size. Returns the number written.
  */
 export async function exportCollection(db: Db, name: string, out: Writable): Promise<number> {
-  const c = collectionNamed(name);
+  const c = collectionToExport(name);
   const serialize = recordSerializer(loadSpec(), c);
   let written = 0;
   const walk = walkRecords(

@@ -1,6 +1,6 @@
 // Imports an NDJSON file into one collection: every line is checked first (nothing is written
 // when one is bad), then all rows go in one transaction.
-import { collections } from '../../src/collections';
+import { collectionNamed } from '../../src/collections';
 import { type Db, isMysql } from '../../src/db/connection';
 import { chooseDenseWords } from '../../src/db/denseWords';
 import { indexPending } from '../../src/db/wordIndex';
@@ -45,8 +45,7 @@ function uniqueKey(field: string, value: unknown): string {
 }
 
 export async function importFile(db: Db, collection: string, file: string, options: ImportOptions = {}): Promise<number> {
-  const c = collections.find((x) => x.name === collection);
-  if (!c) throw new ImportError(`--collection must be one of ${collections.map((x) => x.name).join(', ')}`);
+  const c = collectionNamed(collection, (message) => new ImportError(message));
   const { fields, check } = lineChecker(loadSpec(), c);
 
   // Pass 1: every line valid, and unique fields unique within the file.

@@ -5,7 +5,7 @@
 export function oneLine(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
   // A failed connection to several addresses (an AggregateError) may have no message, only a code.
-  const text = (err.message ? `${err.name}: ${err.message}` : err.name).replace(/\s*\n\s*/g, ' ');
+  const text = flat(err.message ? `${err.name}: ${err.message}` : err.name);
   const code = (err as { code?: unknown }).code;
   return typeof code === 'string' && !text.includes(code) ? `${text} (${code})` : text;
 }
@@ -13,5 +13,10 @@ export function oneLine(err: unknown): string {
 /** What went wrong, after a sentence that names the database: the message on one line, or oneLine when there is none. */
 export function reason(err: unknown): string {
   const message = (err as Error | undefined)?.message;
-  return message ? message.replace(/\s*\n\s*/g, ' ') : oneLine(err);
+  return message ? flat(message) : oneLine(err);
+}
+
+/** A multi-line message (a driver's, an AggregateError's) as one line of stderr. */
+function flat(text: string): string {
+  return text.replace(/\s*\n\s*/g, ' ');
 }

@@ -4,6 +4,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import knex, { Knex, KnexTimeoutError } from 'knex';
 import type { Connection as MysqlConnection } from 'mysql2';
 import type { DatabaseConfig, PoolConfig } from '../config';
+import { within } from '../lib/within';
 
 export type Db = Knex;
 
@@ -204,23 +205,15 @@ export async function ping(db: Db, ms: number): Promise<void> {
   // One abandoned check at a time: probes every second through a long outage would otherwise
   // queue for the pool one behind the other (its wait follows DB_QUERY_TIMEOUT_MS), ahead of requests.
   if (abandonedPings.has(db)) throw new KnexTimeoutError('the last readiness check still waits for the database');
-  let timer: NodeJS.Timeout | undefined;
   const answered = Promise.resolve(db.raw('SELECT 1').timeout(ms, { cancel: false }));
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      abandonedPings.add(db);
-      reject(new KnexTimeoutError(`no answer to SELECT 1 within ${ms} ms`));
-    }, ms);
-  });
   answered.then(
     () => abandonedPings.delete(db),
     () => abandonedPings.delete(db),
   );
-  try {
-    await Promise.race([answered, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  await within(answered, ms, () => {
+    abandonedPings.add(db);
+    return new KnexTimeoutError(`no answer to SELECT 1 within ${ms} ms`);
+  });
 }
 
 /** Pools with a readiness check abandoned at its deadline and still waiting (ping). */

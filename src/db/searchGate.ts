@@ -155,6 +155,9 @@ export class SearchTurns {
    */
   async search<T>(until: number | undefined, attempt: (costly: Costly) => Promise<T>): Promise<T> {
     let ended = false;
+    // One timer for both attempts and the wait for a place between them, not within() around
+    // each attempt: at the deadline it ends the search even during that wait, so that a place
+    // given just then (the clock a moment short of it) starts no costly statement.
     let timer: NodeJS.Timeout | undefined;
     const deadline =
       until === undefined

@@ -6,6 +6,7 @@ import type { IncrementResponse, Options, Store } from 'express-rate-limit';
 import { type RedisReply, RedisStore } from 'rate-limit-redis';
 import { createClient, TimeoutError } from 'redis';
 import type { RedisConfig } from '../config';
+import { within } from '../lib/within';
 import type { Logger } from '../logger';
 import { COUNT_TIMEOUT_MS, Outage } from './outage';
 
@@ -88,7 +89,14 @@ class RedisCountStore extends RedisStore {
   override async increment(key: string): Promise<IncrementResponse> {
     if (Date.now() < this.skipUntil) throw new Error('Redis did not answer a moment ago');
     try {
-      const counted = await answeredWithin(this.countOnce(key), COUNT_TIMEOUT_MS);
+      // node-redis times a command out only while it waits to be written (commandOptions.timeout):
+      // one already written to a Redis that then stopped answering (a stopped process, a lost
+      // host) waits for ever, and so would the request. Its late answer, or failure, is dropped.
+      const counted = await within(
+        this.countOnce(key),
+        COUNT_TIMEOUT_MS,
+        () => new TimeoutError(`no answer from Redis in ${COUNT_TIMEOUT_MS} ms`),
+      );
       this.outage.ok();
       return counted;
     } catch (err) {
@@ -107,19 +115,6 @@ class RedisCountStore extends RedisStore {
     await this.getScriptSha.catch(() => (this.getScriptSha = quiet(this.loadGetScript())));
     return super.get(key);
   }
-}
-
-/**
- * node-redis times a command out only while it waits to be written (commandOptions.timeout): one
- * already written to a Redis that then stopped answering (a stopped process, a lost host) waits
- * for ever, and so would the request. Its late answer, or failure, is dropped.
- */
-function answeredWithin<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new TimeoutError(`no answer from Redis in ${ms} ms`)), ms);
-  });
-  return Promise.race([quiet(work), late]).finally(() => clearTimeout(timer));
 }
 
 /** A promise whose rejection is handled later (or never), without an unhandled-rejection report. */
