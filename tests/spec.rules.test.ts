@@ -171,3 +171,20 @@ test.each(rangeFilters)('the range filter %s takes the values of its field', (_n
   const write = deref(spec.components!.schemas![`${c.resource}Write`], spec) as OpenAPIV3.SchemaObject;
   expect(rules(param.schema)).toEqual(rules(write.properties![column]));
 });
+
+// The spec's prose names each collection's search, unique and filter fields by hand: checked
+// against the declarations, so that a collection added or changed later cannot leave it behind.
+const searchTable = /^\| collection \| searched fields \|$[\s\S]*?(?=^$)/m.exec(spec.info.description ?? '')?.[0] ?? '';
+
+test.each(collections.map((c) => [c.name, c] as const))('the prose of %s names its search, unique and filter fields', (name, c) => {
+  expect(searchTable).toContain(`| ${name} | ${c.searchFields.join(', ')} |`);
+  const conflict = /^\| 409 \|.*$/m.exec(table)?.[0] ?? '';
+  for (const field of c.uniqueFields) expect(conflict).toContain(`\`${name}.${field}\``);
+  const list = byId.get(operationIds(c).list)!.raw.description ?? '';
+  for (const field of [...c.searchFields, ...Object.keys(c.filters ?? {})])
+    expect([field, list]).toEqual([field, expect.stringContaining(`\`${field}\``)]);
+});
+
+test('the search table has a row for each collection and no other', () => {
+  expect(searchTable.split('\n').slice(2).filter(Boolean)).toHaveLength(collections.length);
+});
