@@ -4,12 +4,11 @@ import type { Writable } from 'node:stream';
 import { type Collection, collections } from '../../src/collections';
 import { type DatabaseConfig, databaseWhere } from '../../src/config';
 import { type Db, openDb } from '../../src/db/connection';
-import { classifyDbError } from '../../src/db/errors';
 import { walkRecords } from '../../src/db/walk';
 import { recordSerializer } from '../../src/handlers/serialize';
 import { ndjsonLine } from '../../src/http/export';
 import { loadSpec } from '../../src/spec';
-import { reason } from '../lib/failure';
+import { notSetUp, unusable } from '../lib/failure';
 
 export class ExportError extends Error {}
 
@@ -19,8 +18,6 @@ export function collectionNamed(name: string): Collection {
   return c;
 }
 
-const SET_UP = 'check DATABASE_URL, or create it by starting the service or running npm run import or npm run seed';
-
 /**
  * The database, opened to export the collection from, once it is known to hold its table. An
  * export only reads: where nothing was set up it says so, and creates nothing (openDb would
@@ -29,24 +26,16 @@ const SET_UP = 'check DATABASE_URL, or create it by starting the service or runn
 export async function openForExport(config: DatabaseConfig, name: string): Promise<Db> {
   const { name: table } = collectionNamed(name);
   const where = databaseWhere(config);
-  if (config.client === 'sqlite' && !existsSync(config.filename))
-    throw new ExportError(`the database (${where}) does not exist; ${SET_UP}`);
+  if (config.client === 'sqlite' && !existsSync(config.filename)) throw new ExportError(notSetUp(where));
   const db = openDb(config);
   try {
     if (await db.schema.hasTable(table)) return db;
   } catch (err) {
     await db.destroy();
-    throw unreadable(err, where);
+    throw new ExportError(unusable(err, where));
   }
   await db.destroy();
-  throw new ExportError(`the database (${where}) has no ${table} table; ${SET_UP}`);
-}
-
-/** Why the database could not be read, in the words the service uses when it cannot start. */
-function unreadable(err: unknown, where: string): ExportError {
-  if ((err as { code?: unknown }).code === 'ER_BAD_DB_ERROR') return new ExportError(`the database (${where}) does not exist; ${SET_UP}`);
-  const verb = classifyDbError(err, '', [])?.kind === 'unavailable' ? 'reach' : 'read';
-  return new ExportError(`cannot ${verb} the database (${where}): ${reason(err)}`);
+  throw new ExportError(notSetUp(where, `has no ${table} table`));
 }
 
 /**
