@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { type Collection, collections } from '../../src/collections';
 import { type DatabaseConfig, databaseWhere } from '../../src/config';
-import { type Db, openDb } from '../../src/db/connection';
+import { type Db, DEFAULT_POOL, openDb } from '../../src/db/connection';
 import { walkRecords } from '../../src/db/walk';
 import { recordSerializer } from '../../src/handlers/serialize';
 import { ndjsonLine } from '../../src/http/export';
@@ -21,13 +21,14 @@ export function collectionNamed(name: string): Collection {
 /**
  * The database, opened to export the collection from, once it is known to hold its table. An
  * export only reads: where nothing was set up it says so, and creates nothing (openDb would
- * create a SQLite file, and its folder, for the service to migrate).
+ * create a SQLite file, and its folder, for the service to migrate), nor changes a SQLite file
+ * (an empty one stays empty: the service's openDb would make it a WAL database).
  */
 export async function openForExport(config: DatabaseConfig, name: string): Promise<Db> {
   const { name: table } = collectionNamed(name);
   const where = databaseWhere(config);
   if (config.client === 'sqlite' && !existsSync(config.filename)) throw new ExportError(notSetUp(where));
-  const db = openDb(config);
+  const db = openDb(config, DEFAULT_POOL, undefined, { readOnly: true });
   try {
     if (await db.schema.hasTable(table)) return db;
   } catch (err) {
