@@ -5,7 +5,16 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { attachCluster, type ClusterState, missingBinaries, nodeStatus, saveState, startCluster } from './cluster/galera';
+import {
+  attachCluster,
+  type ClusterState,
+  type GaleraCluster,
+  missingBinaries,
+  nodeStatus,
+  planUp,
+  saveState,
+  startCluster,
+} from './cluster/galera';
 
 const ROOT = resolve(__dirname, '..');
 /** One cluster per checkout: its state (folder, ports, process ids) is kept here between commands. */
@@ -22,11 +31,14 @@ async function up(): Promise<void> {
   const existing = readState();
   if (existing) {
     const cluster = attachCluster(existing);
-    if (cluster.nodes.some((n) => n.running())) {
+    const plan = planUp(cluster.nodes.map((n) => n.running()));
+    if (plan.action === 'none') {
       console.log(`a cluster is already up in ${existing.dir} (npm run cluster -- down stops it)`);
       console.log(cluster.url(DATABASE));
       return;
     }
+    if (plan.action === 'rejoin') return rejoin(cluster, plan.down, plan.up);
+    console.log(`no node of the cluster in ${existing.dir} is running: removing it and starting a new one`);
     rmSync(existing.dir, { recursive: true, force: true });
   }
   const missing = missingBinaries();
@@ -39,6 +51,38 @@ async function up(): Promise<void> {
   console.log(
     `up in ${((Date.now() - started) / 1000).toFixed(1)} s, data in ${cluster.dir}; the service creates the database on first start`,
   );
+  console.log(cluster.url(DATABASE));
+}
+
+const names = (nodes: number[]) => nodes.map((i) => `node${i}`).join(', ');
+const AFRESH = 'npm run cluster -- down, then up, starts a new cluster (its data is lost)';
+
+/** Starts the nodes that are down, one at a time, to rejoin those that run. */
+async function rejoin(cluster: GaleraCluster, down: number[], up: number[]): Promise<void> {
+  const [one, verb] = down.length === 1 ? ['it', 'is'] : ['them', 'are'];
+  console.log(`the cluster in ${cluster.dir} is partly up: ${names(down)} ${verb} not running; starting ${one} to rejoin ${names(up)}...`);
+  // A node joins a primary component; nodes left without one (a majority lost) take no joiner.
+  const primary = await nodeStatus(cluster.nodes[up[0]].port).then(
+    (s) => s.clusterStatus === 'Primary',
+    () => false,
+  );
+  if (!primary)
+    throw new Error(
+      `${names(up)} ${up.length === 1 ? 'is' : 'are'} left without a primary component (most nodes stopped at once): there is nothing to rejoin; ${AFRESH}`,
+    );
+  const started = Date.now();
+  for (const index of down) {
+    const node = cluster.nodes[index];
+    try {
+      await node.start();
+    } catch (err) {
+      throw new Error(`node${index} did not rejoin: ${(err as Error).message}\n${AFRESH}`, { cause: err });
+    } finally {
+      saveState(STATE_FILE, cluster.state());
+    }
+    console.log(`node${index}: pid ${node.pid()}, port ${node.port}, galera ${node.galeraPort}`);
+  }
+  console.log(`up again in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   console.log(cluster.url(DATABASE));
 }
 

@@ -4,10 +4,9 @@
 // import with its line number and field, and nothing is written.
 import { accessSync, constants } from 'node:fs';
 import { parseArgs } from 'node:util';
-import { ConfigError, type DatabaseConfig, databaseWhere, loadConfig } from '../src/config';
-import { type Db, ensureMysqlDatabase, openDb } from '../src/db/connection';
+import { ConfigError, loadConfig } from '../src/config';
 import { ImportError, importFile } from './import/index';
-import { oneLine, reason } from './lib/failure';
+import { oneLine, openToWrite } from './lib/failure';
 
 const USAGE = `usage: npm run import -- --collection <posts|products|books|users|tasks> --file <records.jsonl> [--exclusive]
   One JSON record per line, with the collection's write fields (and created_at/updated_at,
@@ -25,20 +24,6 @@ function readable(file: string): void {
   }
 }
 
-/** The database, created if missing (MySQL's here, SQLite's file as it is opened); importFile migrates it. */
-async function openForImport(config: DatabaseConfig): Promise<Db> {
-  const where = databaseWhere(config);
-  await ensureMysqlDatabase(config).catch((err: unknown) => {
-    throw new ImportError(`cannot reach the database (${where}): ${reason(err)}`);
-  });
-  try {
-    return openDb(config);
-  } catch (err) {
-    // SQLite: its folder could not be made (a file of that name, no permission).
-    throw new ImportError(`cannot open the database (${where}): ${reason(err)}`);
-  }
-}
-
 async function main(): Promise<void> {
   const { values } = parseArgs({
     options: {
@@ -52,7 +37,7 @@ async function main(): Promise<void> {
   if (!values.collection || !values.file) throw new ImportError(`--collection and --file are required\n${USAGE}`);
   readable(values.file);
   const config = loadConfig().database;
-  const db = await openForImport(config);
+  const db = await openToWrite(config, (message) => new ImportError(message));
   const started = Date.now();
   const line = (what: string, n: number) =>
     process.stderr.write(`${what} ${n.toLocaleString('en')} records, ${((Date.now() - started) / 1000).toFixed(1)} s\n`);

@@ -6,22 +6,30 @@
 // there is nothing to do (its triggers index).
 import { parseArgs } from 'node:util';
 import { collectionNamed, collections } from '../src/collections';
-import { ConfigError, loadConfig } from '../src/config';
-import { isMysql, openDb } from '../src/db/connection';
+import { ConfigError, databaseWhere, loadConfig } from '../src/config';
+import { openDb } from '../src/db/connection';
 import { migrate } from '../src/db/migrations';
 import { chooseDenseWords } from '../src/db/denseWords';
 import { indexPending } from '../src/db/wordIndex';
+import { oneLine, unusable } from './lib/failure';
+
+class SearchIndexError extends Error {}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { collection: { type: 'string' } } });
   const names = values.collection
     ? [collectionNamed(values.collection, (message) => new ConfigError(message)).name]
     : collections.map((c) => c.name);
-  const db = openDb(loadConfig().database);
+  const config = loadConfig().database;
+  // Not opened: opening would create a file where DATABASE_URL names none.
+  if (config.client === 'sqlite') return void console.log('SQLite indexes every write itself: nothing to do');
+  const db = openDb(config);
   const started = Date.now();
   try {
-    await migrate(db);
-    if (!isMysql(db)) return void console.log('SQLite indexes every write itself: nothing to do');
+    // A database that is not there is not created: it has no records to index.
+    await migrate(db).catch((err: unknown) => {
+      throw new SearchIndexError(unusable(err, databaseWhere(config)));
+    });
     for (const name of names) {
       const n = await indexPending(db, name, {
         onProgress: (k) => {
@@ -40,6 +48,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(`search-index failed: ${err instanceof ConfigError ? err.message : String((err as Error)?.stack ?? err)}`);
+  const known = err instanceof SearchIndexError || err instanceof ConfigError;
+  console.error(`search-index failed: ${known ? err.message : oneLine(err)}`);
   process.exit(1);
 });

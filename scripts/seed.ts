@@ -1,8 +1,8 @@
 // `npm run seed -- --collection posts --count 1000000`: loads deterministic generated records
 // into the configured database (DATABASE_URL, as for the service), after migrating it.
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from '../src/config';
-import { ensureMysqlDatabase, openDb } from '../src/db/connection';
+import { ConfigError, databaseWhere, loadConfig } from '../src/config';
+import { oneLine, openToWrite } from './lib/failure';
 import { COLLECTIONS, type CollectionName, DEFAULT_SEED, SeedError, seedCollection } from './seed/index';
 import { progressBar } from './seed/progress';
 
@@ -38,9 +38,8 @@ async function main(): Promise<void> {
   const parallel = wholeNumber('parallel', values.parallel, 2, 1);
 
   const config = loadConfig().database;
-  await ensureMysqlDatabase(config);
-  const db = openDb(config);
-  const where = config.client === 'mysql' ? `${config.host}:${config.port}/${config.database}` : config.filename;
+  const db = await openToWrite(config, (message) => new SeedError(message));
+  const where = databaseWhere(config);
   try {
     const bar = progressBar(`${collection} → ${where}`, count);
     const started = process.hrtime.bigint();
@@ -56,6 +55,6 @@ async function main(): Promise<void> {
 
 main().catch((err: unknown) => {
   const known = err instanceof SeedError || err instanceof ConfigError;
-  console.error(`seed failed: ${known ? err.message : String((err as Error)?.stack ?? err)}`);
+  console.error(`seed failed: ${known ? err.message : oneLine(err)}`);
   process.exit(1);
 });

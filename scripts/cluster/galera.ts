@@ -264,6 +264,20 @@ export function attachCluster(state: ClusterState): GaleraCluster {
   return cluster;
 }
 
+/**
+ * What `npm run cluster -- up` does with a cluster it started before, from which of its nodes
+ * run: nothing when all do; when only some do, start the others, which rejoin them (a node
+ * stopped, or killed); when none does, there is nothing to join, and a new cluster is started.
+ */
+export type UpPlan = { action: 'none' } | { action: 'rejoin'; down: number[]; up: number[] } | { action: 'new' };
+
+export function planUp(running: readonly boolean[]): UpPlan {
+  const down = running.flatMap((r, i) => (r ? [] : [i]));
+  if (down.length === 0) return { action: 'none' };
+  if (down.length === running.length) return { action: 'new' };
+  return { action: 'rejoin', down, up: running.flatMap((r, i) => (r ? [i] : [])) };
+}
+
 /** The node's last committed position (uuid:seqno) from its InnoDB logs, as mysqld_safe finds it. */
 async function recoverPosition(args: string[]): Promise<string | undefined> {
   const log = args.find((a) => a.startsWith('--log-error='))!.slice('--log-error='.length) + '.recover';

@@ -3,13 +3,12 @@ import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { type Collection, collectionNamed } from '../../src/collections';
 import { type DatabaseConfig, databaseWhere } from '../../src/config';
-import { type Db, openDb } from '../../src/db/connection';
-import { classifyDbError } from '../../src/db/errors';
+import { type Db, DEFAULT_POOL, openDb } from '../../src/db/connection';
 import { walkRecords } from '../../src/db/walk';
 import { recordSerializer } from '../../src/handlers/serialize';
 import { ndjsonLine } from '../../src/http/export';
 import { loadSpec } from '../../src/spec';
-import { reason } from '../lib/failure';
+import { notSetUp, unusable } from '../lib/failure';
 
 export class ExportError extends Error {}
 
@@ -17,34 +16,25 @@ function collectionToExport(name: string): Collection {
   return collectionNamed(name, (message) => new ExportError(message));
 }
 
-const SET_UP = 'check DATABASE_URL, or create it by starting the service or running npm run import or npm run seed';
-
 /**
  * The database, opened to export the collection from, once it is known to hold its table. An
  * export only reads: where nothing was set up it says so, and creates nothing (openDb would
- * create a SQLite file, and its folder, for the service to migrate).
+ * create a SQLite file, and its folder, for the service to migrate), nor changes a SQLite file
+ * (an empty one stays empty: the service's openDb would make it a WAL database).
  */
 export async function openForExport(config: DatabaseConfig, name: string): Promise<Db> {
   const { name: table } = collectionToExport(name);
   const where = databaseWhere(config);
-  if (config.client === 'sqlite' && !existsSync(config.filename))
-    throw new ExportError(`the database (${where}) does not exist; ${SET_UP}`);
-  const db = openDb(config);
+  if (config.client === 'sqlite' && !existsSync(config.filename)) throw new ExportError(notSetUp(where));
+  const db = openDb(config, DEFAULT_POOL, undefined, { readOnly: true });
   try {
     if (await db.schema.hasTable(table)) return db;
   } catch (err) {
     await db.destroy();
-    throw unreadable(err, where);
+    throw new ExportError(unusable(err, where));
   }
   await db.destroy();
-  throw new ExportError(`the database (${where}) has no ${table} table; ${SET_UP}`);
-}
-
-/** Why the database could not be read, in the words the service uses when it cannot start. */
-function unreadable(err: unknown, where: string): ExportError {
-  if ((err as { code?: unknown }).code === 'ER_BAD_DB_ERROR') return new ExportError(`the database (${where}) does not exist; ${SET_UP}`);
-  const verb = classifyDbError(err, '', [])?.kind === 'unavailable' ? 'reach' : 'read';
-  return new ExportError(`cannot ${verb} the database (${where}): ${reason(err)}`);
+  throw new ExportError(notSetUp(where, `has no ${table} table`));
 }
 
 /**

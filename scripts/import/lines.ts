@@ -13,14 +13,14 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /**
  * The file's lines, a chunk's worth at a time. A line whose bytes are not UTF-8 is undefined,
- * and it is the last one given.
+ * and it is the last one given. Only the bytes after a chunk's last line end are kept for the
+ * next: whatever the file's line ends (\n, \r\n, or a lone \r as old Mac files have), memory
+ * holds a chunk and the line that runs on past it.
  */
 export async function* utf8Lines(file: string): AsyncGenerator<(string | undefined)[]> {
   let pending: Buffer[] = [];
   for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
-    // Cut after the chunk's last \n: a byte below 0x80 is never part of a longer character, so
-    // no character is cut in two, and \r\n is not either.
-    const end = chunk.lastIndexOf(LF) + 1;
+    const end = wholeLines(chunk);
     if (end === 0) {
       pending.push(chunk);
       continue;
@@ -32,6 +32,18 @@ export async function* utf8Lines(file: string): AsyncGenerator<(string | undefin
   }
   const last = Buffer.concat(pending);
   if (last.length) yield decoded(last);
+}
+
+/**
+ * Where the chunk's whole lines end: after its last \n, or after a later \r that is not its last
+ * byte (a lone \r; one that is may be the start of a \r\n that the next chunk ends), 0 when it
+ * holds no line end. A byte below 0x80 is never part of a longer character, so no character is
+ * cut in two.
+ */
+function wholeLines(chunk: Buffer): number {
+  const lf = chunk.lastIndexOf(LF) + 1;
+  const cr = chunk.length > 1 ? chunk.lastIndexOf(CR, chunk.length - 2) + 1 : 0;
+  return Math.max(lf, cr);
 }
 
 /** The lines of whole lines' bytes (the file's last may have no line end). */

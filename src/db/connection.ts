@@ -44,7 +44,18 @@ export function searchFold(text: string): string {
   return text.replace(/Σ/g, 'σ').toLowerCase();
 }
 
-export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, log?: DbLog): Db {
+export interface OpenOptions {
+  /**
+   * SQLite: the connection only reads (query_only), and changes nothing in the file as it opens:
+   * no folder is made and its journal mode is left as it is (setting WAL would write a header
+   * into an empty file). A read-write connection still, not a read-only one: as the last to close
+   * a WAL database it removes the -wal and -shm files that reading made, where a read-only one
+   * would leave them behind.
+   */
+  readOnly?: boolean;
+}
+
+export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, log?: DbLog, options: OpenOptions = {}): Db {
   const text = (m: unknown) => (typeof m === 'string' ? m : ((m as Error)?.message ?? String(m)));
   const common = {
     // Error messages keep the SQL's placeholders, never the values: those are request bodies.
@@ -56,7 +67,7 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
       : { warn() {}, error() {}, deprecate() {}, debug() {} },
   };
   if (config.client === 'sqlite') {
-    if (config.filename !== ':memory:') mkdirSync(dirname(config.filename), { recursive: true });
+    if (config.filename !== ':memory:' && !options.readOnly) mkdirSync(dirname(config.filename), { recursive: true });
     return knex({
       ...common,
       client: 'better-sqlite3',
@@ -67,7 +78,7 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
         max: 1,
         afterCreate(conn: BetterSqlite3.Database, done: (err: Error | null, conn: unknown) => void) {
           try {
-            conn.pragma('journal_mode = WAL');
+            conn.pragma(options.readOnly ? 'query_only = ON' : 'journal_mode = WAL');
             conn.pragma('busy_timeout = 5000');
             conn.pragma('foreign_keys = ON');
             conn.function('lower', { deterministic: true }, unicodeLower);

@@ -1,9 +1,10 @@
 import { spawnSync } from 'node:child_process';
 import { PassThrough } from 'node:stream';
 import type { DatabaseConfig } from '../../src/config';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import BetterSqlite3 from 'better-sqlite3';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { exportCollection, ExportError } from '../../scripts/export/index';
 import { importFile } from '../../scripts/import/index';
 import { freePort } from '../../scripts/lib/ports';
@@ -102,10 +103,20 @@ function exportFrom(config: DatabaseConfig): { status: number | null; stdout: st
   return { status, stdout, stderr };
 }
 
+function writeLines(text: string): string {
+  const file = join(mkdtempSync(join(tmpdir(), 'records-export-')), 'lines.jsonl');
+  writeFileSync(file, text);
+  return file;
+}
+
 type Sqlite = Extract<DatabaseConfig, { client: 'sqlite' }>;
 type Mysql = Extract<DatabaseConfig, { client: 'mysql' }>;
 
 (dialect === 'sqlite' ? describe : describe.skip)('the command, against a SQLite file it cannot export from', () => {
+  /** The folder's files and their bytes: an export leaves them as they were, and adds none (no -wal or -shm). */
+  const snapshot = (dir: string) =>
+    existsSync(dir) ? Object.fromEntries(readdirSync(dir).map((f) => [f, readFileSync(join(dir, f)).toString('hex')])) : undefined;
+
   test.each([
     [
       'that does not exist, in a folder that does not',
@@ -120,25 +131,63 @@ type Mysql = Extract<DatabaseConfig, { client: 'mysql' }>;
       },
       'has no posts table',
     ],
+    [
+      'with no tables, in rollback mode',
+      (c: Sqlite) => {
+        new BetterSqlite3(c.filename).exec('CREATE TABLE other (id INTEGER)').close();
+        return c;
+      },
+      'has no posts table',
+    ],
+    [
+      'with no tables, in WAL mode',
+      (c: Sqlite) => {
+        const db = new BetterSqlite3(c.filename);
+        db.pragma('journal_mode = WAL');
+        db.exec('CREATE TABLE other (id INTEGER)');
+        db.close();
+        return c;
+      },
+      'has no posts table',
+    ],
   ])(
-    'a file %s',
+    'a file %s: says so, and leaves the folder as it was',
     (_, prepare, says) => {
       const fresh = freshConfig() as Sqlite;
       const config = prepare(fresh);
-      const existed = existsSync(config.filename);
+      const before = snapshot(dirname(config.filename));
       try {
         expect(exportFrom(config)).toEqual({
           status: 1,
           stdout: '',
           stderr: `export failed: the database (SQLite file ${config.filename}) ${says}; ${setUp}\n`,
         });
-        expect(existsSync(dirname(config.filename))).toBe(existed);
+        expect(snapshot(dirname(config.filename))).toEqual(before);
       } finally {
         rmSync(dirname(fresh.filename), { recursive: true, force: true });
       }
     },
     30_000,
   );
+
+  test('a WAL database that nothing has open: exported, and its folder left as it was (no -wal or -shm)', async () => {
+    const t = await createTestDatabase();
+    const config = t.config as Sqlite;
+    const file = writeLines(await exported('posts'));
+    try {
+      await importFile(t.db, 'posts', file);
+      await t.db.destroy();
+      const before = snapshot(dirname(config.filename));
+      expect(Object.keys(before!)).toEqual([basename(config.filename)]);
+      const result = exportFrom(config);
+      expect(result.status).toBe(0);
+      expect(result.stdout).toBe(await exported('posts'));
+      expect(snapshot(dirname(config.filename))).toEqual(before);
+    } finally {
+      rmSync(dirname(file), { recursive: true, force: true });
+      await t.drop();
+    }
+  }, 30_000);
 });
 
 (dialect === 'mysql' ? describe : describe.skip)('the command, against a MySQL database it cannot export from', () => {

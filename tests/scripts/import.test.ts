@@ -7,6 +7,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { writeCorpus } from '../../scripts/bench/corpus-file';
 import { ImportError, importFile } from '../../scripts/import/index';
+import { utf8Lines } from '../../scripts/import/lines';
 import type { DatabaseConfig } from '../../src/config';
 import { type Db, openDb } from '../../src/db/connection';
 import { listRecords } from '../../src/db/records';
@@ -190,6 +191,12 @@ describe('bytes that are not UTF-8', () => {
     // readline, which read the lines before, ends a line at a lone \r too.
     ['after a line ended by a lone \\r', [record('utf8 a'), '\r', record('utf8 b'), '\n', holding('ff'), '\n'], 3],
     ['in the last line, with no line end', [record('utf8 a'), '\n', holding('ff')], 2],
+    [
+      'past the first chunk read, in a file whose lines end in a lone \\r',
+      [...many.map((p) => (p === '\n' ? '\r' : p)), holding('ff'), '\r'],
+      3001,
+    ],
+    ['past the first chunk read, with \\r\\n line ends', [...many.map((p) => (p === '\n' ? '\r\n' : p)), holding('ff'), '\r\n'], 3001],
   ])('the line is numbered as every line is: %s', async (_, parts, n) => {
     await expect(importFile(app.database.db, 'posts', bytes(parts))).rejects.toThrow(
       new ImportError(`line ${n}: line: is not valid UTF-8; nothing was imported`),
@@ -228,6 +235,45 @@ describe('bytes that are not UTF-8', () => {
     await expect(importFile(app.database.db, 'posts', lines(['\ufeff' + record('utf8 bom')]))).rejects.toThrow(
       /^line 1: line: is not JSON/,
     );
+  });
+});
+
+// The lines as readline gave them (\n, \r\n and a lone \r all end one), read a chunk (64 KiB) at
+// a time whatever the line ends: a file of old Mac line ends (\r only) is not held whole.
+describe('reading the lines', () => {
+  const CHUNK = 64 * 1024;
+  const read = async (parts: string[]) => {
+    const file = join(dir, `${++files}.jsonl`);
+    writeFileSync(file, parts.join(''));
+    const batches: (string | undefined)[][] = [];
+    for await (const batch of utf8Lines(file)) batches.push(batch);
+    return batches;
+  };
+  const lines = Array.from({ length: 5000 }, (_, i) => `{"n": ${i}, "text": "${'é'.repeat(i % 50)}"}`);
+
+  test.each([
+    ['\\n', '\n'],
+    ['\\r\\n', '\r\n'],
+    ['a lone \\r', '\r'],
+  ])('lines ended by %s: every line, in batches of about a chunk', async (_, end) => {
+    const batches = await read(lines.map((l) => l + end));
+    expect(batches.flat()).toEqual(lines);
+    expect(batches.length).toBeGreaterThan(4);
+    for (const batch of batches) expect(Buffer.byteLength(batch.join(end))).toBeLessThan(CHUNK + 200);
+  });
+
+  test.each([
+    [
+      "\\r\\n across two chunks (\\r the first one's last byte)",
+      ['a'.repeat(CHUNK - 1), '\r\n', 'b', '\r\n'],
+      ['a'.repeat(CHUNK - 1), 'b'],
+    ],
+    ["a lone \\r as a chunk's last byte", ['a'.repeat(CHUNK - 1), '\r', 'b', '\r'], ['a'.repeat(CHUNK - 1), 'b']],
+    ["a lone \\r as a chunk's first byte", ['a'.repeat(CHUNK), '\r', 'b', '\r'], ['a'.repeat(CHUNK), 'b']],
+    ['\\r\\r\\n: a blank line, then', ['a', '\r\r\n', 'b'], ['a', '', 'b']],
+    ['mixed, with no end on the last line', ['a\n', 'b\r\n', 'c\r', 'd'], ['a', 'b', 'c', 'd']],
+  ])('%s', async (_, parts, want) => {
+    expect((await read(parts)).flat()).toEqual(want);
   });
 });
 

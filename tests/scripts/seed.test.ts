@@ -1,7 +1,12 @@
 import Ajv from 'ajv';
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import addFormats from 'ajv-formats';
 import { rowSource } from '../../scripts/seed/data';
 import { seedCollection } from '../../scripts/seed/index';
+import { freePort } from '../../scripts/lib/ports';
 import { collections } from '../../src/collections';
 import { loadSpec } from '../../src/spec';
 import { pendingCount, scannedIds } from '../helpers/scan';
@@ -90,4 +95,47 @@ describe('seeding a database', () => {
     const created = await app.request('POST', '/api/posts/', { body: { title: 't', content: 'c', author: 'a' } });
     expect(created.body.id).toBe(6);
   });
+});
+
+// The command: a failure is one line on stderr (no stack trace) naming the database, and exit 1,
+// as for import and export.
+describe('the command, against a database it cannot use', () => {
+  const run = (url: string) => {
+    const { status, stdout, stderr } = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/seed.ts', '--collection', 'posts', '--count', '3'],
+      { cwd: join(__dirname, '../..'), env: { ...process.env, DATABASE_URL: url }, encoding: 'utf8' },
+    );
+    return { status, stdout, stderr };
+  };
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'records-seed-'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  test.each([
+    [
+      'a MySQL server that refuses connections',
+      async () => `mysql://root@127.0.0.1:${await freePort()}/records`,
+      (url: string) =>
+        `seed failed: cannot reach the database (MySQL ${url.slice('mysql://root@'.length)}): connect ECONNREFUSED ${url.slice('mysql://root@'.length).split('/')[0]}\n`,
+    ],
+    [
+      'a SQLite file whose folder is a file',
+      () => {
+        writeFileSync(join(dir, 'plain'), '');
+        return Promise.resolve(`sqlite:${join(dir, 'plain', 'records.sqlite3')}`);
+      },
+      (url: string) =>
+        `seed failed: cannot open the database (SQLite file ${url.slice('sqlite:'.length)}): EEXIST: file already exists, mkdir '${join(dir, 'plain')}'\n`,
+    ],
+  ])(
+    '%s: one line on stderr, exit 1',
+    async (_, database, says) => {
+      const url = await database();
+      expect(run(url)).toEqual({ status: 1, stdout: '', stderr: says(url) });
+    },
+    30_000,
+  );
 });
