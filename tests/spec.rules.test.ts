@@ -88,6 +88,17 @@ describe.each(collections.map((c) => [c.name, c] as const))('the %s operations',
     expect(Object.keys(list.responses)).toContain('404');
   });
 
+  // Written out per collection: every list sorts by id and the timestamps, each key both ways,
+  // and takes as many keys as there are fields to sort by.
+  test('ordering takes id, the timestamps and its own fields, each both ways, one key a field', () => {
+    const schema = list.params.find((p) => p.name === 'ordering')!.schema as OpenAPIV3.ArraySchemaObject;
+    const keys = (schema.items as OpenAPIV3.SchemaObject).enum as string[];
+    const fields = keys.filter((k) => !k.startsWith('-'));
+    expect(fields).toEqual(expect.arrayContaining(['id', 'created_at', 'updated_at']));
+    expect([...keys].sort()).toEqual(fields.flatMap((f) => [f, `-${f}`]).sort());
+    expect(schema.maxItems).toBe(fields.length);
+  });
+
   test('the declared search, unique, decimal and ranked fields are write fields', () => {
     const declared = [...c.searchFields, ...c.uniqueFields, ...c.decimalFields, ...(c.rankedFields ?? [])];
     expect(declared.filter((f) => !(f in (write.properties ?? {})))).toEqual([]);

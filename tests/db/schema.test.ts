@@ -88,6 +88,13 @@ describe.each(collections.map((c) => [c.name, c] as const))('the %s table', (_na
   });
   afterAll(() => t.drop());
 
+  // The name keys the table's counters and its idempotency keys: MySQL refuses a longer one at
+  // the first write, and SQLite stores it whatever its length.
+  test('its name fits the columns that key its counters and idempotency keys', async () => {
+    const lengths = [(await liveColumns(t.db, 'record_counts')).table_name, (await liveColumns(t.db, 'idempotency_keys')).collection];
+    for (const { length } of lengths) expect(c.name.length).toBeLessThanOrEqual(length!);
+  });
+
   test('has exactly the client fields of the write schema, and the service columns', () => {
     expect(Object.keys(live).sort()).toEqual([...expected.map((e) => e.name), 'id', 'created_at', 'updated_at', 'version'].sort());
   });
