@@ -25,12 +25,13 @@ async function main(): Promise<void> {
   }
 }
 
-// A reader that goes away (`| head`) ends the export quietly, as other Unix tools do.
-process.stdout.on('error', (err: NodeJS.ErrnoException) => {
-  if (err.code === 'EPIPE') process.exit(0);
-});
+// A failed stdout stops the export at its next record (exportCollection), which then closes the
+// database: exiting here would leave SQLite's -wal and -shm files behind.
+process.stdout.on('error', () => undefined);
 
 main().catch((err: unknown) => {
+  // A reader that went away (`| head`) ends the export quietly, as other Unix tools do.
+  if ((err as NodeJS.ErrnoException).code === 'EPIPE') process.exit(0);
   const known = err instanceof ExportError || err instanceof ConfigError;
   console.error(`export failed: ${known ? err.message : oneLine(err)}`);
   process.exit(1);

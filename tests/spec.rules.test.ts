@@ -42,6 +42,16 @@ test.each(ops.map((o) => [o.id, o] as const))('%s takes X-Request-Id and every r
   }
 });
 
+// The rate limit (RATE_LIMIT_PER_MINUTE) counts every /api/ request, whatever its answer, and
+// nothing outside /api/ (src/http/access.ts).
+test.each(ops.map((o) => [o.id, o] as const))('%s declares the rate limit headers on every response if it is under /api/', (_id, op) => {
+  const limited = op.path.startsWith('/api/');
+  for (const [status, response] of Object.entries(op.responses)) {
+    const names = Object.keys(response.headers ?? {});
+    expect([status, ['RateLimit', 'RateLimit-Policy'].map((h) => names.includes(h))]).toEqual([status, [limited, limited]]);
+  }
+});
+
 test.each(ops.map((o) => [o.id, o] as const))('%s answers every error as problem+json, each status in the error table', (_id, op) => {
   for (const [status, response] of Object.entries(op.responses)) {
     if (Number(status) < 400) continue;

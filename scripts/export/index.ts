@@ -53,6 +53,9 @@ export async function exportCollection(db: Db, name: string, out: Writable): Pro
     { terms: [], filters: [], order: [{ column: 'id', desc: false }] },
   );
   for await (const row of walk) {
+    // A reader gone (`| head`) fails the stream, which then takes no more writes nor drains:
+    // stop here, so that the caller closes the database rather than waiting for ever.
+    if (out.errored) throw out.errored;
     const { id: _id, ...record } = serialize(row) as Record<string, unknown>;
     if (!out.write(ndjsonLine(record))) await once(out, 'drain');
     written++;

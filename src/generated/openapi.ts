@@ -1166,6 +1166,44 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The path does not have this method; `Allow` lists those it has. (Outside `/api/`, so never rate limited.) */
+        ServiceMethodNotAllowed: {
+            headers: {
+                Allow: components["headers"]["Allow"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Method Not Allowed",
+                 *       "status": 405,
+                 *       "detail": "POST is not allowed on this path"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The database did not answer `SELECT 1` within a second (or the check before is still waiting for it). Try again after `Retry-After` seconds. */
+        NotReady: {
+            headers: {
+                "Retry-After": components["headers"]["Retry-After"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Service Unavailable",
+                 *       "status": 503,
+                 *       "detail": "The database is unavailable"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The deployment requires a bearer token (`API_TOKENS`) and the request has none, or a wrong one. */
         Unauthorized: {
             headers: {
@@ -2952,7 +2990,7 @@ export interface operations {
                     };
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
+            405: components["responses"]["ServiceMethodNotAllowed"];
         };
     };
     getOpenApiYaml: {
@@ -2977,7 +3015,7 @@ export interface operations {
                     "application/yaml": string;
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
+            405: components["responses"]["ServiceMethodNotAllowed"];
         };
     };
     getDocs: {
@@ -3012,7 +3050,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
+            405: components["responses"]["ServiceMethodNotAllowed"];
         };
     };
     getHealth: {
@@ -3042,7 +3080,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
+            405: components["responses"]["ServiceMethodNotAllowed"];
         };
     };
     getReadiness: {
@@ -3072,8 +3110,8 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
-            503: components["responses"]["ServiceUnavailable"];
+            405: components["responses"]["ServiceMethodNotAllowed"];
+            503: components["responses"]["NotReady"];
         };
     };
     getMetrics: {
@@ -3099,7 +3137,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            405: components["responses"]["MethodNotAllowed"];
+            405: components["responses"]["ServiceMethodNotAllowed"];
         };
     };
 }

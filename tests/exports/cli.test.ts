@@ -188,6 +188,31 @@ type Mysql = Extract<DatabaseConfig, { client: 'mysql' }>;
       await t.drop();
     }
   }, 30_000);
+  test('a reader that goes away (`| head`): exit 0, quietly, and no -wal or -shm left', async () => {
+    const t = await createTestDatabase();
+    const config = t.config as Sqlite;
+    // More than a pipe holds, so that the export is still writing when the reader goes.
+    const body = 'x'.repeat(500);
+    const file = writeLines(Array.from({ length: 20_000 }, (_, n) => `{"title":"t${n}","content":"${body}","author":"a"}\n`).join(''));
+    try {
+      await importFile(t.db, 'posts', file);
+      await t.db.destroy();
+      const before = snapshot(dirname(config.filename));
+      const run = spawnSync(
+        'bash',
+        ['-c', 'npx tsx scripts/export.ts --collection posts | head -n 1 > /dev/null; exit "${PIPESTATUS[0]}"'],
+        {
+          env: { ...process.env, DATABASE_URL: `sqlite:${config.filename}` },
+          encoding: 'utf8',
+        },
+      );
+      expect([run.status, run.stderr]).toEqual([0, '']);
+      expect(snapshot(dirname(config.filename))).toEqual(before);
+    } finally {
+      rmSync(dirname(file), { recursive: true, force: true });
+      await t.drop();
+    }
+  }, 60_000);
 });
 
 (dialect === 'mysql' ? describe : describe.skip)('the command, against a MySQL database it cannot export from', () => {
