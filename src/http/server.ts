@@ -58,8 +58,8 @@ const CLIENT_ERRORS = new Map<string | undefined, [status: number, detail: strin
  * Node answers a request it cannot parse (headers over 16 KiB, a malformed request line) or that
  * did not arrive in time (server.headersTimeout, requestTimeout) with a bare status and no body;
  * the contract wants problem+json for every error, with a request id and the security headers of
- * every other answer, so it is written here. Its headers cannot be read, so the id is always one
- * the service makes.
+ * every other answer, so it is written here. Its headers cannot be read, so the id is one the
+ * service makes; except for a body that did not arrive in time, which the app answers (answerLate).
  *
  * As Node's own handler does, nothing is written when an answer on the connection has already
  * sent its headers (a keep-alive client sent a bad request while the one before was answered):
@@ -67,9 +67,15 @@ const CLIENT_ERRORS = new Map<string | undefined, [status: number, detail: strin
  */
 export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
-  for (const res of answering.get(socket) ?? []) if (res.headersSent) return void socket.destroy();
-  const requestId = requestIdFrom(undefined);
+  const answers = [...(answering.get(socket) ?? [])];
+  if (answers.some((res) => res.headersSent)) return void socket.destroy();
   const [status, detail] = CLIENT_ERRORS.get(err.code) ?? [400, 'The request is not valid HTTP'];
+  // Headers that arrived, then a body that did not: the request is the app's already, with the
+  // client's id and a log line to come. It is answered there, so that the client, the log and
+  // the metrics all see the 408 under one id.
+  const late = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? answers[0] : undefined;
+  if (late) return answerLate(late, status, detail);
+  const requestId = requestIdFrom(undefined);
   const problem = problemBody(status, detail, undefined, requestId);
   const body = JSON.stringify(problem);
   const { title } = problem;
@@ -81,6 +87,19 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
     'Connection: close',
   ];
   socket.end(`HTTP/1.1 ${status} ${title}\r\n${headers.join('\r\n')}\r\n\r\n${body}`);
+}
+
+function answerLate(res: ServerResponse, status: number, detail: string): void {
+  const requestId = String(res.getHeader('X-Request-Id') ?? requestIdFrom(undefined));
+  const body = JSON.stringify(problemBody(status, detail, undefined, requestId));
+  for (const [name, value] of API_SECURITY_HEADERS) if (value !== undefined) res.setHeader(name, value);
+  res.writeHead(status, {
+    'Content-Type': 'application/problem+json',
+    'Content-Length': Buffer.byteLength(body),
+    'X-Request-Id': requestId,
+    Connection: 'close',
+  });
+  res.end(body);
 }
 
 export interface Drain {

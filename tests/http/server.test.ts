@@ -1,7 +1,10 @@
 import type { ServerOptions } from 'node:http';
 import { connect } from 'node:net';
 import express from 'express';
+import { createApp } from '../../src/app';
 import { listen } from '../../src/http/server';
+import { createLogger } from '../../src/logger';
+import { createTestDatabase } from '../helpers/db';
 
 // Node checks for requests that are late every connectionsCheckingInterval (30 s by default).
 const quick: ServerOptions = { headersTimeout: 100, requestTimeout: 100, connectionsCheckingInterval: 20 };
@@ -89,5 +92,36 @@ test('a bad request behind an answer that is being written cuts the connection',
     expect(raw).not.toMatch(/HTTP\/1.1 4\d\d/);
   } finally {
     server.close();
+  }
+});
+
+// Headers that arrived, then a body that did not (requestTimeout): the app has the request
+// already, so the 408 comes from it, under the client's id, and its log line says 408 too.
+test('a body that does not arrive in time: 408 under the client id, and the log line says so', async () => {
+  const logs: Record<string, unknown>[] = [];
+  const logger = createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line)) });
+  const database = await createTestDatabase();
+  const app = await createApp({ db: database.db, bodyLimit: 1024 * 1024, fallbackHost: 'localhost', logger });
+  const { server, port } = await listen(app, 0, '127.0.0.1', quick);
+  try {
+    const head =
+      'POST /api/posts/ HTTP/1.1\r\nHost: x\r\nX-Request-Id: mine-2\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n';
+    const raw = await new Promise<string>((resolve, reject) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(`${head}{"title":`));
+      let text = '';
+      socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+      socket.on('close', () => resolve(text));
+      socket.on('error', reject);
+    });
+    const [top, body] = raw.split('\r\n\r\n');
+    expect(top).toMatch(/^HTTP\/1.1 408 /);
+    expect(top).toMatch(/\r\nX-Request-Id: mine-2\r\n/i);
+    expect(top).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/i);
+    expect(JSON.parse(body)).toMatchObject({ status: 408, request_id: 'mine-2' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(logs.filter((l) => l.requestId === 'mine-2').map((l) => [l.msg, l.status])).toEqual([['request', 408]]);
+  } finally {
+    server.close();
+    await database.drop();
   }
 });
