@@ -6,7 +6,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Readable, Writable } from 'node:stream';
 import { AggregatorRegistry, Registry } from 'prom-client';
-import type { Logger } from './logger';
+import { flushLogs, type Logger } from './logger';
 
 export const inWorker = cluster.isWorker;
 /** cluster's id of this worker (1, 2, ...; a replacement gets the next), or undefined outside one. */
@@ -40,6 +40,10 @@ export function superviseWorkers(o: Supervision): void {
   // stdout through the primary, whole lines at a time, so that workers' log lines never mix.
   cluster.setupPrimary({ stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
   const ready = new Set<number>();
+  // Workers whose process has not exited. Not cluster.workers: a worker stays there until its
+  // channel has closed too, which may come after its exit, and the last exit would then not
+  // see an empty list (the primary ended without its "stopped" line).
+  const live = new Map<number, Worker>();
   const relays = new Set<Promise<void>>();
   let announced = false;
   let startFailures = 0;
@@ -49,6 +53,7 @@ export function superviseWorkers(o: Supervision): void {
 
   const fork = () => {
     const worker = cluster.fork();
+    live.set(worker.id, worker);
     logger.info({ worker: worker.id, pid: worker.process.pid }, 'worker started');
     relays.add(relayLines(worker.process.stdout!, process.stdout));
     worker.on('message', (m: Message) => onMessage(worker, m));
@@ -78,10 +83,11 @@ export function superviseWorkers(o: Supervision): void {
   let cleanExit = true;
   cluster.on('exit', (worker, code, signal) => {
     const wasReady = ready.delete(worker.id);
+    live.delete(worker.id);
     if (stopping || failed) {
       // A worker stopped before it listened had taken no request; one that listened has drained.
       if (wasReady && code !== 0) cleanExit = false;
-      if (Object.keys(cluster.workers ?? {}).length === 0) void finish();
+      if (live.size === 0) void finish();
       return;
     }
     const how = signal ? `signal ${signal}` : `exit code ${code}`;
@@ -97,14 +103,14 @@ export function superviseWorkers(o: Supervision): void {
   const stop = (signal: NodeJS.Signals) => {
     if (stopping || failed) return;
     stopping = true;
-    logger.info({ signal, workers: Object.keys(cluster.workers ?? {}).length, timeoutMs: o.shutdownTimeoutMs }, 'shutting down');
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    logger.info({ signal, workers: live.size, timeoutMs: o.shutdownTimeoutMs }, 'shutting down');
+    for (const worker of live.values()) worker.process.kill('SIGTERM');
     setTimeout(() => {
       logger.error({ timeoutMs: o.shutdownTimeoutMs }, 'shutdown timed out; killing the workers left');
-      for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGKILL');
-      process.exit(1);
+      for (const worker of live.values()) worker.process.kill('SIGKILL');
+      void flushLogs().then(() => process.exit(1));
     }, o.shutdownTimeoutMs + EXIT_GRACE_MS).unref();
-    if (Object.keys(cluster.workers ?? {}).length === 0) void finish();
+    if (live.size === 0) void finish();
   };
 
   // Once every worker has exited: 0 when each of them did (each has drained its requests).
@@ -113,7 +119,9 @@ export function superviseWorkers(o: Supervision): void {
     if (failed) return;
     if (cleanExit) logger.info('stopped');
     else logger.error('a worker did not stop cleanly');
-    // stdout is a pipe, written asynchronously: exit once the last line has left.
+    // The workers' lines (relayed through process.stdout) and the primary's own (the logger's
+    // buffer) both reach stdout before the exit.
+    await flushLogs();
     process.stdout.write('', () => process.exit(cleanExit ? 0 : 1));
   };
 
@@ -121,9 +129,9 @@ export function superviseWorkers(o: Supervision): void {
   function giveUp(message: string): void {
     if (failed) return;
     failed = true;
-    const workers = Object.values(cluster.workers ?? {});
-    for (const worker of workers) worker?.process.kill('SIGTERM');
-    const exited = Promise.all(workers.map((w) => new Promise((r) => (w!.isDead() ? r(null) : w!.once('exit', r)))));
+    const workers = [...live.values()];
+    for (const worker of workers) worker.process.kill('SIGTERM');
+    const exited = Promise.all(workers.map((w) => new Promise((r) => (w.isDead() ? r(null) : w.once('exit', r)))));
     const timeout = new Promise((r) => setTimeout(r, o.shutdownTimeoutMs + EXIT_GRACE_MS).unref());
     void Promise.race([exited.then(() => Promise.all(relays)), timeout]).then(() => o.failStart(message));
   }

@@ -1,5 +1,6 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { LogLevel } from './config';
+import { within } from './lib/within';
 
 export type { Logger };
 
@@ -8,15 +9,44 @@ export type { Logger };
  * reach stdout within a second, and flushLogs() writes what is left before the process exits.
  */
 let stdout: ReturnType<typeof pino.destination> | undefined;
+let flushing = 0;
+/** How long flushLogs() waits for stdout: a reader that stopped reading must not hold an exit. */
+const FLUSH_MS = 2000;
 
-export function flushLogs(): void {
-  stdout?.flushSync();
+/**
+ * Writes every buffered line, in order, and resolves once they are out (or after FLUSH_MS).
+ * Not flushSync() alone: while a write is under way, it writes the lines logged since ahead of
+ * that write, and a process exiting next ends with its last line out of place.
+ */
+export function flushLogs(): Promise<void> {
+  const out = stdout;
+  if (!out) return Promise.resolve();
+  flushing++;
+  // flush()'s callback comes once the write under way is done; lines logged meanwhile may still
+  // be buffered (below minLength), and with nothing under way flushSync() writes them in order.
+  const written = new Promise<void>((resolve) => {
+    try {
+      out.flush(() => {
+        try {
+          out.flushSync();
+        } finally {
+          resolve();
+        }
+      });
+    } catch {
+      resolve(); // destroyed: stdout is gone
+    }
+  });
+  return within(written, FLUSH_MS, () => new Error('stdout took no more lines'))
+    .catch(() => undefined)
+    .finally(() => flushing--);
 }
 
 function bufferedStdout(): DestinationStream {
   if (!stdout) {
     stdout = pino.destination({ dest: 1, sync: false, minLength: 8192 });
-    setInterval(() => stdout?.flush(), 1000).unref();
+    // Not while flushLogs() waits: a write started between its two steps would be overtaken.
+    setInterval(() => flushing || stdout?.flush(), 1000).unref();
   }
   return stdout;
 }

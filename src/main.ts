@@ -69,7 +69,7 @@ async function main(): Promise<void> {
   const drain = drainable(server);
   if (inWorker) reportReady(port);
   else logStart(logger, config, port, where);
-  flushLogs();
+  void flushLogs();
 
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
   let stopping = false;
@@ -80,15 +80,14 @@ async function main(): Promise<void> {
     // One budget for draining and closing the pool; past it, exit 1 whatever is left.
     setTimeout(() => {
       logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'shutdown timed out');
-      flushLogs();
-      process.exit(1);
+      void flushLogs().then(() => process.exit(1));
     }, config.shutdownTimeoutMs).unref();
     const drained = await drain.shutdown(config.shutdownTimeoutMs);
     await indexer?.stop();
     await Promise.all([db.destroy(), redis?.close()]);
     if (!drained) logger.error({ timeoutMs: config.shutdownTimeoutMs }, 'requests were still running at the shutdown timeout');
     else logger.info('stopped');
-    flushLogs();
+    await flushLogs();
     process.exit(drained ? 0 : 1);
   };
   process.on('SIGTERM', (signal) => void stop(signal));

@@ -158,6 +158,17 @@ test('a worker that dies is replaced, its exit logged; SIGTERM then stops the re
   expect(service.stderr()).toBe('');
 }, 120000);
 
+test('a worker whose exit comes before its channel closes: the primary still stops with its own line, exit 0', async () => {
+  const proc = spawnService({}, 'tests/helpers/channelOutlivesWorker.ts');
+  await untilLine(proc, (l) => l.msg === 'listening');
+  const sent = Date.now();
+  proc.child.kill('SIGTERM');
+  expect(await proc.exited).toEqual({ code: 0, signal: null });
+  expect(proc.lines.at(-1)).toMatchObject({ msg: 'stopped' });
+  // Not held until the channel closes (10 s after the worker started): its exit is enough.
+  expect(Date.now() - sent).toBeLessThan(8000);
+}, 60000);
+
 describe('workers that cannot start stop the service with one line and exit 1', () => {
   let taken: Server;
   beforeAll(async () => {

@@ -7,9 +7,10 @@ export type { RunningService, ServiceProcess } from '../../scripts/lib/service-p
  * The service in a process of its own, with only the environment given here (plus PATH and
  * HOME), so that a developer's own variables cannot change what a test sees. `source` (the
  * default) runs src/main.ts through tsx, no build needed; `built` runs dist/main.js, as
- * `npm start` does (`npm test` builds it first; alone, run `npm run build`).
+ * `npm start` does (`npm test` builds it first; alone, run `npm run build`); a path runs that
+ * script instead (a test's own entry).
  */
-export function spawnService(env: Record<string, string>, entry: 'source' | 'built' = 'source'): processes.ServiceProcess {
+export function spawnService(env: Record<string, string>, entry: processes.Entry = 'source'): processes.ServiceProcess {
   return processes.spawnService({ entry, env: { ...processes.minimalEnv(), ...env } });
 }
 
