@@ -6,7 +6,7 @@ import { startIndexer } from './db/indexer';
 import { migrateDatabase } from './db/migrations';
 import { turnsInEffect } from './db/searchGate';
 import { searchTuning } from './db/searchTuning';
-import { drainable, listen } from './http/server';
+import { listen } from './http/server';
 import { createLogger, flushLogs, type Logger } from './logger';
 
 /** Starts the service; every failure to start is one line on stderr and exit code 1. */
@@ -59,14 +59,13 @@ async function main(): Promise<void> {
     rateLimitStore: redis?.store(config.rateLimitPrefix),
     trustProxy: config.trustProxy,
   });
-  const { server, port } = await listen(app, config.port, config.host);
+  const { port, drain } = await listen(app, config.port, config.host);
   // Started once the app is built: building it holds the event loop for seconds on a loaded
   // machine, and a connection being opened meanwhile saw its connect timeout fire first (a
   // spurious "connect ETIMEDOUT" from the indexer at every busy start).
   const indexer = isMysql(db)
     ? startIndexer(db, { onError: (err) => logger.warn({ err }, 'the search indexer failed; pending records are scanned meanwhile') })
     : undefined;
-  const drain = drainable(server);
   if (inWorker) reportReady(port);
   else logStart(logger, config, port, where);
   void flushLogs();

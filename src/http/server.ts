@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import { createServer, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import { type AddressInfo, Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
@@ -9,18 +9,27 @@ import { requestIdFrom } from './requestContext';
 
 /**
  * Listens, or fails with a ConfigError naming the problem (a port in use, above all). `options` are
- * node:http's (the service keeps Node's defaults; tests shorten its timeouts).
+ * node:http's (the service keeps Node's defaults; tests shorten its timeouts). `drain` stops it.
  */
 export async function listen(
   app: Express,
   port: number,
   host: string,
   options: ServerOptions = {},
-): Promise<{ server: Server; port: number }> {
+): Promise<{ server: Server; port: number; drain: Drain }> {
   // Not app.listen: Express 5 calls its callback on errors too, as if listening.
   const server = createServer(options, app);
-  server.prependListener('request', trackAnswer);
-  server.on('clientError', answerClientError);
+  // The answers not yet finished, which shutdown waits for and answerClientError must not write
+  // into. Before the app sees the request: once closing, every answer says `Connection: close`,
+  // so that a keep-alive connection ends with the answer it is carrying.
+  const open = new Set<ServerResponse>();
+  const closing = { now: false };
+  server.prependListener('request', (_req, res: ServerResponse) => {
+    open.add(res);
+    res.once('close', () => open.delete(res));
+    if (closing.now) res.setHeader('Connection', 'close');
+  });
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, open));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(
@@ -31,21 +40,7 @@ export async function listen(
     );
     server.listen(port, host, resolve);
   });
-  return { server, port: (server.address() as AddressInfo).port };
-}
-
-// The answers not yet finished on each connection. With keep-alive a client may send its next
-// request (pipelined) while the answer to the one before is still being written, so there can be
-// several; Node writes them in order.
-const answering = new WeakMap<Duplex, Set<ServerResponse>>();
-
-function trackAnswer(req: IncomingMessage, res: ServerResponse): void {
-  const answers = answering.get(req.socket) ?? new Set<ServerResponse>();
-  answering.set(req.socket, answers);
-  answers.add(res);
-  const done = () => answers.delete(res);
-  res.once('finish', done);
-  res.once('close', done);
+  return { server, port: (server.address() as AddressInfo).port, drain: drainable(server, open, closing) };
 }
 
 // Node's own answers, by the code of the parser's or the server's error; any other is 400.
@@ -65,9 +60,12 @@ const CLIENT_ERRORS = new Map<string | undefined, [status: number, detail: strin
  * sent its headers (a keep-alive client sent a bad request while the one before was answered):
  * the bytes would land in the middle of that answer. The connection is cut instead.
  */
-export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, open: ReadonlySet<ServerResponse>): void {
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
-  const answers = [...(answering.get(socket) ?? [])];
+  // This connection's unfinished answers, in the order of their requests (a keep-alive client
+  // may pipeline its next request while the answer to the one before is being written). Rare:
+  // a walk of the open answers costs nothing on the request path.
+  const answers = [...open].filter((res) => res.req.socket === socket && !res.writableFinished);
   if (answers.some((res) => res.headersSent)) return void socket.destroy();
   const [status, detail] = CLIENT_ERRORS.get(err.code) ?? [400, 'The request is not valid HTTP'];
   // Headers that arrived, then a body that did not: the request is the app's already, with the
@@ -75,31 +73,30 @@ export function answerClientError(err: NodeJS.ErrnoException, socket: Duplex): v
   // the metrics all see the 408 under one id.
   const late = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? answers[0] : undefined;
   if (late) return answerLate(late, status, detail);
-  const requestId = requestIdFrom(undefined);
-  const problem = problemBody(status, detail, undefined, requestId);
-  const body = JSON.stringify(problem);
-  const { title } = problem;
-  const headers = [
-    'Content-Type: application/problem+json',
-    `Content-Length: ${Buffer.byteLength(body)}`,
-    `X-Request-Id: ${requestId}`,
-    ...API_SECURITY_HEADERS.filter(([, value]) => value !== undefined).map(([name, value]) => `${name}: ${value}`),
-    'Connection: close',
-  ];
-  socket.end(`HTTP/1.1 ${status} ${title}\r\n${headers.join('\r\n')}\r\n\r\n${body}`);
+  const { title, body, headers } = problemAnswer(status, detail, requestIdFrom(undefined));
+  const lines = headers.map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  socket.end(`HTTP/1.1 ${status} ${title}\r\n${lines}\r\n${body}`);
 }
 
 function answerLate(res: ServerResponse, status: number, detail: string): void {
   const requestId = String(res.getHeader('X-Request-Id') ?? requestIdFrom(undefined));
-  const body = JSON.stringify(problemBody(status, detail, undefined, requestId));
-  for (const [name, value] of API_SECURITY_HEADERS) if (value !== undefined) res.setHeader(name, value);
-  res.writeHead(status, {
-    'Content-Type': 'application/problem+json',
-    'Content-Length': Buffer.byteLength(body),
-    'X-Request-Id': requestId,
-    Connection: 'close',
-  });
+  const { body, headers } = problemAnswer(status, detail, requestId);
+  res.writeHead(status, Object.fromEntries(headers));
   res.end(body);
+}
+
+/** A problem+json answer's body and headers, the security headers of every other answer among them. */
+function problemAnswer(status: number, detail: string, requestId: string) {
+  const problem = problemBody(status, detail, undefined, requestId);
+  const body = JSON.stringify(problem);
+  const headers: [string, string][] = [
+    ['Content-Type', 'application/problem+json'],
+    ['Content-Length', String(Buffer.byteLength(body))],
+    ['X-Request-Id', requestId],
+    ...API_SECURITY_HEADERS.filter((h): h is [string, string] => h[1] !== undefined),
+    ['Connection', 'close'],
+  ];
+  return { title: problem.title, body, headers };
 }
 
 export interface Drain {
@@ -119,20 +116,11 @@ export interface Drain {
 // server never reads, and the client sees as a reset).
 const IDLE_GRACE_MS = 200;
 
-export function drainable(server: Server): Drain {
-  const open = new Set<ServerResponse>();
-  let closing = false;
-  // Before the app sees the request: once closing, every answer says `Connection: close`, so that
-  // a keep-alive connection ends with the answer it is carrying instead of waiting to be reused.
-  server.prependListener('request', (_req, res: ServerResponse) => {
-    open.add(res);
-    res.once('close', () => open.delete(res));
-    if (closing) res.setHeader('Connection', 'close');
-  });
+function drainable(server: Server, open: ReadonlySet<ServerResponse>, closing: { now: boolean }): Drain {
   return {
     inFlight: () => open.size,
     shutdown(timeoutMs) {
-      closing = true;
+      closing.now = true;
       for (const res of open) if (!res.headersSent) res.setHeader('Connection', 'close');
       return new Promise((resolve) => {
         const idle = setInterval(() => server.closeIdleConnections(), IDLE_GRACE_MS);
