@@ -6,7 +6,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Readable, Writable } from 'node:stream';
 import { AggregatorRegistry, Registry } from 'prom-client';
-import { flushLogs, type Logger } from './logger';
+import type { Logger } from './logger';
 
 export const inWorker = cluster.isWorker;
 /** cluster's id of this worker (1, 2, ...; a replacement gets the next), or undefined outside one. */
@@ -108,7 +108,7 @@ export function superviseWorkers(o: Supervision): void {
     setTimeout(() => {
       logger.error({ timeoutMs: o.shutdownTimeoutMs }, 'shutdown timed out; killing the workers left');
       for (const worker of live.values()) worker.process.kill('SIGKILL');
-      void flushLogs().then(() => process.exit(1));
+      process.exit(1);
     }, o.shutdownTimeoutMs + EXIT_GRACE_MS).unref();
     if (live.size === 0) void finish();
   };
@@ -119,9 +119,7 @@ export function superviseWorkers(o: Supervision): void {
     if (failed) return;
     if (cleanExit) logger.info('stopped');
     else logger.error('a worker did not stop cleanly');
-    // The workers' lines (relayed through process.stdout) and the primary's own (the logger's
-    // buffer) both reach stdout before the exit.
-    await flushLogs();
+    // stdout is a pipe, written asynchronously: exit once the last line has left.
     process.stdout.write('', () => process.exit(cleanExit ? 0 : 1));
   };
 

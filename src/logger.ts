@@ -10,7 +10,7 @@ export type { Logger };
  */
 let stdout: ReturnType<typeof pino.destination> | undefined;
 let flushing = 0;
-/** How long flushLogs() waits for stdout: a reader that stopped reading must not hold an exit. */
+/** How long flushLogs() waits for the write under way (the rest is written synchronously). */
 const FLUSH_MS = 2000;
 
 /**
@@ -29,9 +29,10 @@ export function flushLogs(): Promise<void> {
       out.flush(() => {
         try {
           out.flushSync();
-        } finally {
-          resolve();
+        } catch {
+          // stdout is gone (its reader closed): nothing more can be written
         }
+        resolve();
       });
     } catch {
       resolve(); // destroyed: stdout is gone

@@ -14,7 +14,8 @@ if (inWorker) {
   const server = createServer().listen(0, '127.0.0.1', () => reportReady((server.address() as AddressInfo).port));
   process.on('SIGTERM', () => server.close(() => process.exit(0)));
 } else {
-  const logger = createLogger('info');
+  // As the service's primary logs: straight to stdout, between the workers' relayed lines.
+  const logger = createLogger('info', process.stdout);
   superviseWorkers({
     workers: 1,
     shutdownTimeoutMs: 10_000,
