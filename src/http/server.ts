@@ -56,27 +56,41 @@ const CLIENT_ERRORS = new Map<string | undefined, [status: number, detail: strin
  * every other answer, so it is written here. Its headers cannot be read, so the id is one the
  * service makes; except for a body that did not arrive in time, which the app answers (answerLate).
  *
- * As Node's own handler does, nothing is written when an answer on the connection has already
- * sent its headers (a keep-alive client sent a bad request while the one before was answered):
- * the bytes would land in the middle of that answer. The connection is cut instead.
+ * A keep-alive client may pipeline its next request while the ones before are still being
+ * answered, and reads the answers in the order of its requests. So the error waits for the
+ * answers before it, and is written after them. As Node's own handler does, nothing is written
+ * when one of them has already begun (its bytes are on the wire, and the rest may never come):
+ * the connection is cut instead.
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, open: ReadonlySet<ServerResponse>): void {
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
-  // This connection's unfinished answers, in the order of their requests (a keep-alive client
-  // may pipeline its next request while the answer to the one before is being written). Rare:
-  // a walk of the open answers costs nothing on the request path.
+  // A failed parser may report again as more bytes come; the first report is answered.
+  if (answered.has(socket)) return;
+  answered.add(socket);
+  // This connection's unfinished answers, in the order of their requests. Rare: a walk of the
+  // open answers costs nothing on the request path.
   const answers = [...open].filter((res) => res.req.socket === socket && !res.writableFinished);
   if (answers.some((res) => res.headersSent)) return void socket.destroy();
   const [status, detail] = CLIENT_ERRORS.get(err.code) ?? [400, 'The request is not valid HTTP'];
   // Headers that arrived, then a body that did not: the request is the app's already, with the
   // client's id and a log line to come. It is answered there, so that the client, the log and
-  // the metrics all see the 408 under one id.
-  const late = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? answers[0] : undefined;
+  // the metrics all see the 408 under one id; Node writes it after the answers before it.
+  const late = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? answers.find((res) => !res.req.complete) : undefined;
   if (late) return answerLate(late, status, detail);
   const { title, body, headers } = problemAnswer(status, detail, requestIdFrom(undefined));
   const lines = headers.map(([name, value]) => `${name}: ${value}\r\n`).join('');
-  socket.end(`HTTP/1.1 ${status} ${title}\r\n${lines}\r\n${body}`);
+  const answer = () => {
+    if (socket.writable) socket.end(`HTTP/1.1 ${status} ${title}\r\n${lines}\r\n${body}`);
+    else socket.destroy();
+  };
+  if (!answers.length) return answer();
+  // Once every answer before it has closed: finished, or cut with the connection.
+  let left = answers.length;
+  for (const res of answers) res.once('close', () => --left === 0 && answer());
 }
+
+/** Connections whose client error is answered or waits to be. */
+const answered = new WeakSet<Duplex>();
 
 function answerLate(res: ServerResponse, status: number, detail: string): void {
   const requestId = String(res.getHeader('X-Request-Id') ?? requestIdFrom(undefined));

@@ -125,3 +125,51 @@ test('a body that does not arrive in time: 408 under the client id, and the log 
     await database.drop();
   }
 });
+
+/**
+ * A keep-alive client pipelines a second request behind one the app is still computing. The app
+ * here answers `/slow` after a while and reads `/body`'s body whole before answering; it keeps the
+ * client's request id, as the service does, so that an answer from the app can be told.
+ */
+async function pipelined(second: string): Promise<string> {
+  const app = express();
+  app.use((req, res, next) => {
+    res.setHeader('X-Request-Id', req.get('X-Request-Id') ?? 'none');
+    next();
+  });
+  app.get('/slow', (_req, res) => void setTimeout(() => res.type('text/plain').end('first answer'), 400));
+  app.post('/body', express.text(), (req, res) => res.type('text/plain').end(`got ${req.body}`));
+  const { server, port } = await listen(app, 0, '127.0.0.1', quick);
+  try {
+    return await new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(`GET /slow HTTP/1.1\r\nHost: x\r\n\r\n${second}`));
+      let text = '';
+      socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+      socket.on('error', () => {});
+      socket.on('close', () => resolve(text));
+    });
+  } finally {
+    server.close();
+  }
+}
+
+const statusLines = (raw: string) => raw.match(/HTTP\/1.1 \d+ [^\r]*/g);
+
+test.each([
+  // Its body does not arrive in time: the 408 is the second request's answer, from the app.
+  [
+    'a body that does not arrive in time',
+    'POST /body HTTP/1.1\r\nHost: x\r\nX-Request-Id: mine-3\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nabc',
+    408,
+  ],
+  // Its headers do not: the 408 comes after the first answer, not as it.
+  ['headers that do not arrive in time', 'GET /slow HTTP/1.1\r\nHost: x\r\n', 408],
+  // It is no HTTP: the 400 likewise.
+  ['a request that is no HTTP', 'hello there\r\n\r\n', 400],
+])('%s behind a request still in the app: the first answer comes whole, then the error', async (_n, second, want) => {
+  const raw = await pipelined(second);
+  expect(statusLines(raw)).toEqual(['HTTP/1.1 200 OK', expect.stringMatching(new RegExp(`^HTTP/1.1 ${want} `))]);
+  expect(raw).toContain('\r\n\r\nfirst answer');
+  expect(JSON.parse(raw.slice(raw.lastIndexOf('\r\n\r\n') + 4))).toMatchObject({ status: want });
+  if (second.includes('mine-3')) expect(raw).toMatch(/\r\nX-Request-Id: mine-3\r\n/i);
+});
