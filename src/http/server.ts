@@ -19,16 +19,7 @@ export async function listen(
 ): Promise<{ server: Server; port: number; drain: Drain }> {
   // Not app.listen: Express 5 calls its callback on errors too, as if listening.
   const server = createServer(options, app);
-  // The answers not yet finished, which shutdown waits for and answerClientError must not write
-  // into. Before the app sees the request: once closing, every answer says `Connection: close`,
-  // so that a keep-alive connection ends with the answer it is carrying.
-  const open = new Set<ServerResponse>();
-  const closing = { now: false };
-  server.prependListener('request', (_req, res: ServerResponse) => {
-    open.add(res);
-    res.once('close', () => open.delete(res));
-    if (closing.now) res.setHeader('Connection', 'close');
-  });
+  const { drain, open } = drainable(server);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, open));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
@@ -40,7 +31,7 @@ export async function listen(
     );
     server.listen(port, host, resolve);
   });
-  return { server, port: (server.address() as AddressInfo).port, drain: drainable(server, open, closing) };
+  return { server, port: (server.address() as AddressInfo).port, drain };
 }
 
 // Node's own answers, by the code of the parser's or the server's error; any other is 400.
@@ -130,11 +121,24 @@ export interface Drain {
 // server never reads, and the client sees as a reset).
 const IDLE_GRACE_MS = 200;
 
-function drainable(server: Server, open: ReadonlySet<ServerResponse>, closing: { now: boolean }): Drain {
-  return {
+/**
+ * The server's drain, and the answers not yet finished, which shutdown waits for and
+ * answerClientError must not write into.
+ */
+function drainable(server: Server): { drain: Drain; open: ReadonlySet<ServerResponse> } {
+  const open = new Set<ServerResponse>();
+  let closing = false;
+  // Before the app sees the request: once closing, every answer says `Connection: close`, so
+  // that a keep-alive connection ends with the answer it is carrying.
+  server.prependListener('request', (_req, res: ServerResponse) => {
+    open.add(res);
+    res.once('close', () => open.delete(res));
+    if (closing) res.setHeader('Connection', 'close');
+  });
+  const drain: Drain = {
     inFlight: () => open.size,
     shutdown(timeoutMs) {
-      closing.now = true;
+      closing = true;
       for (const res of open) if (!res.headersSent) res.setHeader('Connection', 'close');
       return new Promise((resolve) => {
         const idle = setInterval(() => server.closeIdleConnections(), IDLE_GRACE_MS);
@@ -152,4 +156,5 @@ function drainable(server: Server, open: ReadonlySet<ServerResponse>, closing: {
       });
     },
   };
+  return { drain, open };
 }
