@@ -6,7 +6,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import type { Readable, Writable } from 'node:stream';
 import { AggregatorRegistry, Registry } from 'prom-client';
-import type { Logger } from './logger';
+import { FLUSH_MS, type Logger } from './logger';
 
 export const inWorker = cluster.isWorker;
 /** cluster's id of this worker (1, 2, ...; a replacement gets the next), or undefined outside one. */
@@ -20,8 +20,11 @@ type Message =
 
 /** Workers that die before they listen, one after the other, before the service gives up. */
 export const MAX_START_FAILURES = 3;
-/** How long the primary waits past SHUTDOWN_TIMEOUT_MS for workers that are exiting 1 by then. */
-const EXIT_GRACE_MS = 2000;
+/**
+ * How long the primary waits past SHUTDOWN_TIMEOUT_MS for workers that are exiting 1 by then:
+ * longer than a worker's own wait for its last lines to reach stdout, so they are not cut.
+ */
+const EXIT_GRACE_MS = FLUSH_MS + 1000;
 
 export interface Supervision {
   workers: number;

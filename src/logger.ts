@@ -11,7 +11,7 @@ export type { Logger };
 let stdout: ReturnType<typeof pino.destination> | undefined;
 let flushing = 0;
 /** How long flushLogs() waits for the write under way (the rest is written synchronously). */
-const FLUSH_MS = 2000;
+export const FLUSH_MS = 2000;
 
 /**
  * Writes every buffered line, in order, and resolves once they are out (or after FLUSH_MS).
