@@ -36,8 +36,8 @@ async function main(): Promise<void> {
   if (values.help) return void console.log(USAGE);
   if (!values.collection || !values.file) throw new ImportError(`--collection and --file are required\n${USAGE}`);
   readable(values.file);
-  const config = loadConfig().database;
-  const db = await openToWrite(config, (message) => new ImportError(message));
+  const { database, bodyLimit } = loadConfig();
+  const db = await openToWrite(database, (message) => new ImportError(message));
   const started = Date.now();
   const line = (what: string, n: number) =>
     process.stderr.write(`${what} ${n.toLocaleString('en')} records, ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
@@ -47,6 +47,7 @@ async function main(): Promise<void> {
       onWritten: (k) => (k % 100_000 < 5000 ? line('written', k) : undefined),
       onIndexing: (k) => line('indexing', k),
       exclusive: values.exclusive,
+      maxLineBytes: bodyLimit,
       onDirect: (direct) =>
         process.stderr.write(
           direct

@@ -7,7 +7,7 @@ import { indexPending } from '../../src/db/wordIndex';
 import { migrate } from '../../src/db/migrations';
 import { dbTimestamp } from '../../src/db/time';
 import { loadSpec } from '../../src/spec';
-import { utf8Lines } from './lines';
+import { LineTooLong, utf8Lines } from './lines';
 import { lineChecker, type ImportRecord } from './validate';
 import { type Value, writeRows } from './write';
 
@@ -25,17 +25,33 @@ export interface ImportOptions {
   onIndexed?: (rows: number) => void;
   /** MySQL: how many dense words' lists were filled (src/db/denseWords.ts). */
   onDense?: (words: number) => void;
+  /** The most bytes a line may have (the command passes the service's BODY_LIMIT). */
+  maxLineBytes?: number;
 }
 
-async function* lines(file: string): AsyncGenerator<[number, string]> {
+/**
+ * The file's numbered lines that hold something. A line over `maxBytes` (BODY_LIMIT: the API
+ * takes no larger record) stops the import, so that a file with no line end is not read whole.
+ */
+async function* lines(file: string, maxBytes: number): AsyncGenerator<[number, string]> {
   let n = 0;
-  for await (const batch of utf8Lines(file)) {
-    for (const line of batch) {
-      n++;
-      if (line === undefined) throw new ImportError(`line ${n}: line: is not valid UTF-8; nothing was imported`);
-      // Blank lines (a trailing newline, a gap) hold no record.
-      if (line.trim() !== '') yield [n, line];
+  const tooLong = (at: number) =>
+    new ImportError(
+      `line ${at}: line: is over ${maxBytes.toLocaleString('en')} bytes, the largest record the API takes (BODY_LIMIT); ` +
+        'the file must hold one JSON record a line; nothing was imported',
+    );
+  try {
+    for await (const batch of utf8Lines(file, maxBytes)) {
+      for (const line of batch) {
+        n++;
+        if (line === undefined) throw new ImportError(`line ${n}: line: is not valid UTF-8; nothing was imported`);
+        if (Buffer.byteLength(line) > maxBytes) throw tooLong(n);
+        // Blank lines (a trailing newline, a gap) hold no record.
+        if (line.trim() !== '') yield [n, line];
+      }
     }
+  } catch (err) {
+    throw err instanceof LineTooLong ? tooLong(n + 1) : err;
   }
 }
 
@@ -47,11 +63,12 @@ function uniqueKey(field: string, value: unknown): string {
 export async function importFile(db: Db, collection: string, file: string, options: ImportOptions = {}): Promise<number> {
   const c = collectionNamed(collection, (message) => new ImportError(message));
   const { fields, check } = lineChecker(loadSpec(), c);
+  const maxLineBytes = options.maxLineBytes ?? Infinity;
 
   // Pass 1: every line valid, and unique fields unique within the file.
   const seen = new Map<string, Map<string, number>>(c.uniqueFields.map((f) => [f, new Map()]));
   let count = 0;
-  for await (const [n, line] of lines(file)) {
+  for await (const [n, line] of lines(file, maxLineBytes)) {
     const checked = check(line);
     if (!checked.ok) {
       const { field, message } = checked.errors[0];
@@ -88,7 +105,7 @@ export async function importFile(db: Db, collection: string, file: string, optio
   const now = dbTimestamp();
   const stamp = (iso: string) => iso.replace('T', ' ').replace('Z', '');
   async function* rows(): AsyncGenerator<Value[]> {
-    for await (const [, line] of lines(file)) {
+    for await (const [, line] of lines(file, maxLineBytes)) {
       const record = (check(line) as { record: ImportRecord }).record;
       const created = record.created_at ? stamp(record.created_at) : now;
       const updated = record.updated_at ? stamp(record.updated_at) : created;

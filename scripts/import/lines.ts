@@ -11,22 +11,30 @@ const LINE_END = /\r?\n|\r(?!\n)/;
 // ignoreBOM keeps a byte order mark in the text, as readline did: the first line is then no JSON.
 const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
+/** The line after the last one given runs on past the most bytes a line may have. */
+export class LineTooLong extends Error {}
+
 /**
  * The file's lines, a chunk's worth at a time. A line whose bytes are not UTF-8 is undefined,
  * and it is the last one given. Only the bytes after a chunk's last line end are kept for the
  * next: whatever the file's line ends (\n, \r\n, or a lone \r as old Mac files have), memory
- * holds a chunk and the line that runs on past it.
+ * holds a chunk and the line that runs on past it, which stops at `maxLineBytes` (LineTooLong: a
+ * file with no line end, such as one JSON array, is not read whole).
  */
-export async function* utf8Lines(file: string): AsyncGenerator<(string | undefined)[]> {
+export async function* utf8Lines(file: string, maxLineBytes = Infinity): AsyncGenerator<(string | undefined)[]> {
   let pending: Buffer[] = [];
+  let pendingBytes = 0;
   for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
     const end = wholeLines(chunk);
     if (end === 0) {
       pending.push(chunk);
+      pendingBytes += chunk.length;
+      if (pendingBytes > maxLineBytes) throw new LineTooLong();
       continue;
     }
     const lines = decoded(Buffer.concat([...pending, chunk.subarray(0, end)]));
     pending = [chunk.subarray(end)];
+    pendingBytes = chunk.length - end;
     yield lines;
     if (lines[lines.length - 1] === undefined) return;
   }

@@ -7,7 +7,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { writeCorpus } from '../../scripts/bench/corpus-file';
 import { ImportError, importFile } from '../../scripts/import/index';
-import { utf8Lines } from '../../scripts/import/lines';
+import { LineTooLong, utf8Lines } from '../../scripts/import/lines';
 import type { DatabaseConfig } from '../../src/config';
 import { type Db, openDb } from '../../src/db/connection';
 import { listRecords } from '../../src/db/records';
@@ -238,6 +238,52 @@ describe('bytes that are not UTF-8', () => {
   });
 });
 
+// A line over the most bytes a record may have (the command passes BODY_LIMIT) stops the import
+// with its number: a file that is one JSON array, with no line end, is not read whole.
+describe('a line over the limit', () => {
+  const record = (title: string) => JSON.stringify({ title, content: 'c', author: 'limit' });
+  const limit = record('x'.repeat(100)).length;
+  const file = (parts: string[]) => {
+    const name = join(dir, `${++files}.jsonl`);
+    writeFileSync(name, parts.join(''));
+    return name;
+  };
+  const stored = async () => Number((await app.database.db('posts').where({ author: 'limit' }).count({ n: '*' }))[0].n);
+
+  test.each([
+    ['within a chunk', [record('a'), '\n', record('x'.repeat(101)), '\n', record('b'), '\n'], 2],
+    ['after a blank line, counted as every line is', [record('a'), '\r\n\r\n', record('é'.repeat(51)), '\r\n'], 3],
+    ['a JSON array with no line end', [`[${Array.from({ length: 3000 }, (_, i) => record(`a ${i}`)).join(',')}]`], 1],
+    ['running past several chunks after whole lines', [record('a'), '\n', record('b'), '\n', 'x'.repeat(300_000)], 3],
+  ])('%s', async (_, parts, n) => {
+    const before = await stored();
+    await expect(importFile(app.database.db, 'posts', file(parts), { maxLineBytes: limit })).rejects.toThrow(
+      new ImportError(
+        `line ${n}: line: is over ${limit} bytes, the largest record the API takes (BODY_LIMIT); ` +
+          'the file must hold one JSON record a line; nothing was imported',
+      ),
+    );
+    expect(await stored()).toBe(before);
+  });
+
+  test('a line of exactly the limit is imported', async () => {
+    const before = await stored();
+    expect(await importFile(app.database.db, 'posts', file([record('x'.repeat(100)), '\n']), { maxLineBytes: limit })).toBe(1);
+    expect(await stored()).toBe(before + 1);
+  });
+
+  test('the reader gives the lines before a line with no end, then stops once it holds more than the limit', async () => {
+    const CHUNK = 64 * 1024;
+    const name = file(['a\n', 'b\n', 'x'.repeat(20 * CHUNK)]);
+    const got: (string | undefined)[] = [];
+    const reading = (async () => {
+      for await (const batch of utf8Lines(name, 2 * CHUNK)) got.push(...batch);
+    })();
+    await expect(reading).rejects.toBeInstanceOf(LineTooLong);
+    expect(got).toEqual(['a', 'b']);
+  });
+});
+
 // The lines as readline gave them (\n, \r\n and a lone \r all end one), read a chunk (64 KiB) at
 // a time whatever the line ends: a file of old Mac line ends (\r only) is not held whole.
 describe('reading the lines', () => {
@@ -315,6 +361,16 @@ describe('the command', () => {
         return file;
       },
       /^import failed: line 2: line: is not valid UTF-8; nothing was imported\n$/,
+      false,
+    ],
+    [
+      'a JSON array over BODY_LIMIT (1 MiB by default) on one line',
+      () => {
+        const file = join(dir, `${++files}.jsonl`);
+        writeFileSync(file, `[${Array.from({ length: 25_000 }, (_, i) => utf8(i)).join(',')}]`);
+        return file;
+      },
+      /^import failed: line 1: line: is over 1,048,576 bytes, the largest record the API takes \(BODY_LIMIT\); the file must hold one JSON record a line; nothing was imported\n$/,
       false,
     ],
   ])(
