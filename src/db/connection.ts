@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import knex, { Knex, KnexTimeoutError } from 'knex';
 import type { Connection as MysqlConnection } from 'mysql2';
 import type { DatabaseConfig, PoolConfig } from '../config';
+import { makeFolder } from '../lib/makeFolder';
 import { within } from '../lib/within';
 
 export type Db = Knex;
@@ -67,7 +67,7 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
       : { warn() {}, error() {}, deprecate() {}, debug() {} },
   };
   if (config.client === 'sqlite') {
-    if (config.filename !== ':memory:' && !options.readOnly) mkdirSync(dirname(config.filename), { recursive: true });
+    if (config.filename !== ':memory:' && !options.readOnly) makeFolder(dirname(config.filename));
     return knex({
       ...common,
       client: 'better-sqlite3',
