@@ -12,6 +12,7 @@ import {
   missingBinaries,
   nodeStatus,
   planUp,
+  rejoinable,
   saveState,
   startCluster,
 } from './cluster/galera';
@@ -62,13 +63,18 @@ async function rejoin(cluster: GaleraCluster, down: number[], up: number[]): Pro
   const [one, verb] = down.length === 1 ? ['it', 'is'] : ['them', 'are'];
   console.log(`the cluster in ${cluster.dir} is partly up: ${names(down)} ${verb} not running; starting ${one} to rejoin ${names(up)}...`);
   // A node joins a primary component; nodes left without one (a majority lost) take no joiner.
-  const primary = await nodeStatus(cluster.nodes[up[0]].port).then(
-    (s) => s.clusterStatus === 'Primary',
-    () => false,
+  const answers = await Promise.all(
+    up.map(async (node) => ({ node, status: await nodeStatus(cluster.nodes[node].port).catch((err: Error) => err) })),
   );
-  if (!primary)
+  const verdict = rejoinable(answers);
+  const is = up.length === 1 ? 'is' : 'are';
+  if (!verdict.ok && verdict.reason === 'no answer')
     throw new Error(
-      `${names(up)} ${up.length === 1 ? 'is' : 'are'} left without a primary component (most nodes stopped at once): there is nothing to rejoin; ${AFRESH}`,
+      `${names(up)} ${is} running but ${up.length === 1 ? 'does' : 'do'} not answer (${verdict.detail}): a node may be hung or still starting; try again, or ${AFRESH}`,
+    );
+  if (!verdict.ok)
+    throw new Error(
+      `${names(up)} ${is} left without a primary component (${verdict.detail}; most nodes stopped at once): there is nothing to rejoin; ${AFRESH}`,
     );
   const started = Date.now();
   for (const index of down) {

@@ -278,6 +278,26 @@ export function planUp(running: readonly boolean[]): UpPlan {
   return { action: 'rejoin', down, up: running.flatMap((r, i) => (r ? [i] : [])) };
 }
 
+/**
+ * Whether the running nodes can take the stopped ones back, from what each of them answered
+ * (its status, or the error of asking): one in a primary component is enough. Else why not: none
+ * answers at all (hung, or still starting), or those that answer are left without a primary
+ * component (most nodes stopped at once), and nothing can join them.
+ */
+export function rejoinable(
+  answers: readonly { node: number; status: NodeStatus | Error }[],
+): { ok: true } | { ok: false; reason: 'no answer' | 'no primary'; detail: string } {
+  if (answers.some((a) => !(a.status instanceof Error) && a.status.clusterStatus === 'Primary')) return { ok: true };
+  const answered = answers.filter((a) => !(a.status instanceof Error));
+  if (!answered.length)
+    return { ok: false, reason: 'no answer', detail: answers.map((a) => `node${a.node}: ${(a.status as Error).message}`).join('; ') };
+  return {
+    ok: false,
+    reason: 'no primary',
+    detail: answered.map((a) => `node${a.node}: ${(a.status as NodeStatus).clusterStatus}`).join('; '),
+  };
+}
+
 /** The node's last committed position (uuid:seqno) from its InnoDB logs, as mysqld_safe finds it. */
 async function recoverPosition(args: string[]): Promise<string | undefined> {
   const log = args.find((a) => a.startsWith('--log-error='))!.slice('--log-error='.length) + '.recover';
