@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /**
@@ -10,7 +10,11 @@ export function makeFolder(folder: string): void {
     mkdirSync(folder);
   } catch (err) {
     const { code } = err as NodeJS.ErrnoException;
-    if (code === 'EEXIST') return;
+    if (code === 'EEXIST') {
+      // A folder already; a file in its place fails with mkdir's own error.
+      if (statSync(folder).isDirectory()) return;
+      throw err;
+    }
     const parent = dirname(folder);
     if (code !== 'ENOENT' || parent === folder) throw err;
     makeFolder(parent);

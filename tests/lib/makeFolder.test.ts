@@ -19,9 +19,12 @@ test('a folder that exists is left as it is', () => {
   expect(existsSync(join(dir, 'a', 'b', 'c'))).toBe(true);
 });
 
-test('a file in the way fails with its error', () => {
+test.each([
+  ['the folder', 'file', 'EEXIST'],
+  ['one above it', 'file/below', 'ENOTDIR'],
+])('a file in the place of %s fails with its error', (_, path, code) => {
   writeFileSync(join(dir, 'file'), '');
-  expect(() => makeFolder(join(dir, 'file', 'below'))).toThrow(expect.objectContaining({ code: 'ENOTDIR' }));
+  expect(() => makeFolder(join(dir, path))).toThrow(expect.objectContaining({ code }));
 });
 
 // mkdirSync's `recursive` loops for ever there (the test would time out).
