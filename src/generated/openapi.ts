@@ -1383,16 +1383,20 @@ export interface components {
         search: string;
         /**
          * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
-         *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+         *     (in the direction of the last key), so pages are stable. A field named again, in either
+         *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+         *     `-created_at,-id`.
          * @example [
-         *       "-title",
+         *       "-created_at",
          *       "title"
          *     ]
          */
         posts_ordering: ("id" | "-id" | "created_at" | "-created_at" | "updated_at" | "-updated_at" | "title" | "-title" | "author" | "-author")[];
         /**
          * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
-         *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+         *     (in the direction of the last key), so pages are stable. A field named again, in either
+         *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+         *     `-created_at,-id`.
          * @example [
          *       "-price",
          *       "name"
@@ -1401,29 +1405,35 @@ export interface components {
         products_ordering: ("id" | "-id" | "created_at" | "-created_at" | "updated_at" | "-updated_at" | "name" | "-name" | "price" | "-price" | "stock" | "-stock")[];
         /**
          * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
-         *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+         *     (in the direction of the last key), so pages are stable. A field named again, in either
+         *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+         *     `-created_at,-id`.
          * @example [
-         *       "-title",
-         *       "title"
+         *       "author",
+         *       "-published_date"
          *     ]
          */
         books_ordering: ("id" | "-id" | "created_at" | "-created_at" | "updated_at" | "-updated_at" | "title" | "-title" | "author" | "-author" | "published_date" | "-published_date")[];
         /**
          * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
-         *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+         *     (in the direction of the last key), so pages are stable. A field named again, in either
+         *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+         *     `-created_at,-id`.
          * @example [
-         *       "-username",
+         *       "last_name",
          *       "username"
          *     ]
          */
         users_ordering: ("id" | "-id" | "created_at" | "-created_at" | "updated_at" | "-updated_at" | "username" | "-username" | "email" | "-email" | "last_name" | "-last_name")[];
         /**
          * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
-         *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+         *     (in the direction of the last key), so pages are stable. A field named again, in either
+         *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+         *     `-created_at,-id`.
          *     `priority` sorts by rank: `low` < `medium` < `high`.
          * @example [
-         *       "-title",
-         *       "title"
+         *       "-priority",
+         *       "due_date"
          *     ]
          */
         tasks_ordering: ("id" | "-id" | "created_at" | "-created_at" | "updated_at" | "-updated_at" | "title" | "-title" | "status" | "-status" | "priority" | "-priority" | "due_date" | "-due_date")[];
@@ -1530,9 +1540,11 @@ export interface operations {
                 search?: components["parameters"]["search"];
                 /**
                  * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
-                 *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
                  * @example [
-                 *       "-title",
+                 *       "-created_at",
                  *       "title"
                  *     ]
                  */
@@ -1816,7 +1828,9 @@ export interface operations {
                 search?: components["parameters"]["search"];
                 /**
                  * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
-                 *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
                  * @example [
                  *       "-price",
                  *       "name"
@@ -2106,10 +2120,12 @@ export interface operations {
                 search?: components["parameters"]["search"];
                 /**
                  * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
-                 *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
                  * @example [
-                 *       "-title",
-                 *       "title"
+                 *       "author",
+                 *       "-published_date"
                  *     ]
                  */
                 ordering?: components["parameters"]["books_ordering"];
@@ -2400,9 +2416,11 @@ export interface operations {
                 search?: components["parameters"]["search"];
                 /**
                  * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
-                 *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
                  * @example [
-                 *       "-username",
+                 *       "last_name",
                  *       "username"
                  *     ]
                  */
@@ -2686,11 +2704,13 @@ export interface operations {
                 search?: components["parameters"]["search"];
                 /**
                  * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
-                 *     (in the direction of the last key), so pages are stable. Default: `-created_at,-id`.
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
                  *     `priority` sorts by rank: `low` < `medium` < `high`.
                  * @example [
-                 *       "-title",
-                 *       "title"
+                 *       "-priority",
+                 *       "due_date"
                  *     ]
                  */
                 ordering?: components["parameters"]["tasks_ordering"];

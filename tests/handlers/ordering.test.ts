@@ -271,6 +271,20 @@ describe.each(cases.map((c) => [c.f.name, c] as const))('%s', (name, c) => {
     expectOrdered(await list(c.f, { ...all, ordering: `-${first},id` }), want);
   });
 
+  // As the spec says: a field named again, in either direction, counts once, at its first
+  // place; keys after id change nothing (id is unique). Each walks its cursor pages too.
+  const [first, second] = Object.keys(c.fields);
+  const sameAs: [string, { given: string; as: string }][] = [
+    ['a field named again the other way', { given: `-${first},${first}`, as: `-${first}` }],
+    ['a field named again after another', { given: `${first},-${second},-${first}`, as: `${first},-${second}` }],
+    ['keys after id', { given: `-id,${first}`, as: '-id' }],
+  ];
+  test.each(sameAs)('%s', async (_n, { given, as }) => {
+    const want = sorted(records, as, kinds);
+    expectOrdered(await list(c.f, { ...all, ordering: given }), want);
+    expect((await walk(c.f, { ordering: given }, records.length)).map((r) => r.id)).toEqual(want.map((r) => r.id));
+  });
+
   const unknown: [string, { given: string; bad: string }][] = [
     ['an unknown word', { given: 'foo', bad: 'foo' }],
     ['an unknown descending key before a valid one', { given: `-nope,${Object.keys(c.fields)[0]}`, bad: 'nope' }],
