@@ -10,12 +10,24 @@ interface TagList {
   tags: { weak: boolean; value: string }[];
 }
 
+/** One element of the list (RFC 9110: `*` or an entity tag; empty elements are allowed), then `,` or the end. */
+const ELEMENT = /[ \t]*(?:(\*)|(W\/)?"([\x21\x23-\x7e\x80-\uffff]*)")?[ \t]*(?:,|$)/y;
+
+/**
+ * The header as a list of entity tags. A header that is not such a list (`w/"3"`, `junk"4"`)
+ * names none: an If-Match then matches nothing (412, nothing changes), an If-None-Match never
+ * hits. A tag picked out of the middle of it would let a write through on a typo.
+ */
 function parseTags(header: string): TagList {
   const tags: TagList['tags'] = [];
   let any = false;
-  for (const m of header.matchAll(/\s*(\*|(W\/)?"([^"]*)")\s*(,|$)/g)) {
-    if (m[1] === '*') any = true;
-    else tags.push({ weak: Boolean(m[2]), value: m[3] });
+  for (let at = 0; at < header.length;) {
+    ELEMENT.lastIndex = at;
+    const m = ELEMENT.exec(header);
+    if (!m || ELEMENT.lastIndex === at) return { any: false, tags: [] };
+    if (m[1]) any = true;
+    else if (m[3] !== undefined) tags.push({ weak: Boolean(m[2]), value: m[3] });
+    at = ELEMENT.lastIndex;
   }
   return { any, tags };
 }

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 
 const SANE_HOST = /^[A-Za-z0-9.\-_~:[\]]{1,255}$/;
+const ABSOLUTE_FORM = /^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?]*/;
 
 /**
  * The absolute URL of another page of the same list: the request's own URL with only `page`
@@ -9,9 +10,12 @@ const SANE_HOST = /^[A-Za-z0-9.\-_~:[\]]{1,255}$/;
 export function pageUrl(req: Request, param: 'page' | 'cursor', value: string | number, fallbackHost: string): string {
   const host = req.get('host');
   const origin = `${req.protocol}://${host && SANE_HOST.test(host) ? host : fallbackHost}`;
-  const q = req.originalUrl.indexOf('?');
-  const path = q === -1 ? req.originalUrl : req.originalUrl.slice(0, q);
-  const params = new URLSearchParams(q === -1 ? '' : req.originalUrl.slice(q + 1));
+  // A request line in absolute form (`GET http://host/api/posts/`, as proxies send) carries a
+  // scheme and host before the path: the link takes the path and query only.
+  const target = req.originalUrl.replace(ABSOLUTE_FORM, '') || '/';
+  const q = target.indexOf('?');
+  const path = q === -1 ? target : target.slice(0, q);
+  const params = new URLSearchParams(q === -1 ? '' : target.slice(q + 1));
   params.set(param, String(value));
   return `${origin}${path}?${params.toString()}`;
 }

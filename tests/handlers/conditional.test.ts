@@ -98,6 +98,8 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       ['a list holding the current tag: 304', { given: (t) => `${t.old}, ${t.current}`, want: 304 }],
       ['a list of old tags only: 200', { given: (t) => `${t.old}, "999999"`, want: 200 }],
       ['the current value unquoted (not an entity tag): 200', { given: (t) => t.current.replace(/"/g, ''), want: 200 }],
+      // Not a list of entity tags: it names none (a tag is not picked out of its middle).
+      ['the current tag behind a lower-case w/: 200', { given: (t) => `w/${t.current}`, want: 200 }],
     ];
     test.each(rows)('%s', async (_n, { given, want }) => {
       const t = await createWithHistory(f);
@@ -128,6 +130,12 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       ['the current tag, weak', (t) => weak(t.current), false],
       ['a list holding the current tag', (t) => `"999999", ${t.current}`, true],
       ['a list of old tags only', (t) => `${t.old}, "999999"`, false],
+      // Not a list of entity tags (W/ is case-sensitive; junk before a tag): it names none, so a
+      // typo never lets a write through.
+      ['the current tag behind a lower-case w/', (t) => `w/${t.current}`, false],
+      ['the current tag behind junk', (t) => `junk${t.current}`, false],
+      ['a list holding the current tag, then junk', (t) => `${t.current}, junk`, false],
+      ['a list with empty elements holding the current tag', (t) => ` , ${t.current} ,`, true],
     ];
     const rows: [string, { method: Method; header: (t: { current: string; old: string }) => string; matches: boolean }][] = methods.flatMap(
       (method) =>

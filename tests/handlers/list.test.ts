@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { request } from 'node:http';
 import { apiTimestamp } from '../../src/db/time';
 import { startTestApp, type TestApp, type TestResponse } from '../helpers/app';
 import { fixtures, type Fixture } from '../helpers/fixtures';
@@ -509,5 +510,30 @@ describe('search', () => {
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ count: 0, next: null, previous: null, results: [] });
     });
+  });
+});
+
+// Proxies send the request line in absolute form (RFC 9112 §3.2.2): `GET http://host/path`. The
+// links keep its path and query only (they held the scheme and host after this service's own).
+describe.each(perCollection)('%s: a request line in absolute form', (_name, f) => {
+  test.each(['page_size=1', 'page_size=1&cursor='])('%s: next is this list, absolute', async (query) => {
+    const m = marker();
+    await createMarked(f, m, 3);
+    const { hostname, port, host } = new URL(app.url);
+    const answer = await new Promise<{ status?: number; body: any }>((resolve, reject) => {
+      const path = `http://elsewhere.example/api/${f.name}/?search=${m}&${query}`;
+      request({ hostname, port, path, headers: { host } }, (res) => {
+        let text = '';
+        res.on('data', (c: Buffer) => (text += c.toString()));
+        res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(text) }));
+      })
+        .on('error', reject)
+        .end();
+    });
+    expect(answer.status).toBe(200);
+    expect(answer.body.results).toHaveLength(1);
+    const next = new URL(answer.body.next);
+    expect(`${next.origin}${next.pathname}`).toBe(`${app.url}/api/${f.name}/`);
+    expect(next.searchParams.get('search')).toBe(m);
   });
 });
