@@ -10,8 +10,11 @@ interface TagList {
   tags: { weak: boolean; value: string }[];
 }
 
-/** One element of the list (RFC 9110: `*` or an entity tag; empty elements are allowed), then `,` or the end. */
-const ELEMENT = /[ \t]*(?:(\*)|(W\/)?"([\x21\x23-\x7e\x80-\uffff]*)")?[ \t]*(?:,|$)/y;
+/**
+ * One element of the list (RFC 9110: `*` or an entity tag; empty elements are allowed), then `,`
+ * or the end. Inside the quotes anything but a quote, as before: such a tag matches no version.
+ */
+const ELEMENT = /[ \t]*(?:(\*)|(W\/)?"([^"]*)")?[ \t]*(?:,|$)/y;
 
 /**
  * The header as a list of entity tags. A header that is not such a list (`w/"3"`, `junk"4"`)
