@@ -27,7 +27,7 @@ function parseTags(header: string): TagList {
   for (let at = 0; at < header.length;) {
     ELEMENT.lastIndex = at;
     const m = ELEMENT.exec(header);
-    if (!m || ELEMENT.lastIndex === at) return { any: false, tags: [] };
+    if (!m) return { any: false, tags: [] };
     if (m[1]) any = true;
     else if (m[3] !== undefined) tags.push({ weak: Boolean(m[2]), value: m[3] });
     at = ELEMENT.lastIndex;
