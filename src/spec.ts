@@ -20,3 +20,27 @@ export function readSpecText(): string {
 export function loadSpec(text: string = readSpecText()): OpenAPIV3.Document {
   return parse(text) as OpenAPIV3.Document;
 }
+
+/**
+ * A property that a request body may carry with any value and the service ignores (`id` and the
+ * timestamps in a write schema: `SetByService`), so that a record fetched can be sent back.
+ */
+export function isSetByService(schema: object): boolean {
+  return (schema as Record<string, unknown>)['x-set-by-service'] === true;
+}
+
+/**
+ * The fields a client sets, in the order of the resource's write schema (`PostWrite`): every
+ * property but those set by the service.
+ */
+export function clientProperties(spec: OpenAPIV3.Document, resource: string): Record<string, OpenAPIV3.SchemaObject> {
+  const write = spec.components?.schemas?.[`${resource}Write`] as OpenAPIV3.SchemaObject;
+  // A local reference (`#/components/schemas/SetByService`), followed one level.
+  const resolved = (p: object): OpenAPIV3.SchemaObject => {
+    if (!('$ref' in p)) return p;
+    const path = String(p.$ref).slice(2).split('/');
+    return path.reduce<Record<string, unknown>>((node, key) => node[key] as Record<string, unknown>, spec as never);
+  };
+  const entries = Object.entries(write.properties ?? {}).filter(([, p]) => !isSetByService(resolved(p)));
+  return Object.fromEntries(entries) as Record<string, OpenAPIV3.SchemaObject>;
+}

@@ -25,6 +25,7 @@
 //   character by character (RFC 9110): `"01"` is not `"1"`.
 import fc from 'fast-check';
 import { collections } from '../src/collections';
+import { isSetByService } from '../src/spec';
 import { startTestApp, type TestApp } from './helpers/app';
 import { dialect } from './helpers/db';
 import { type CollectionRules, type FilterRule, Model, type SortKind } from './helpers/fuzz/model';
@@ -64,10 +65,7 @@ const lists = operations.filter((op) => op.collection && op.method === 'GET' && 
 
 function rulesOf(name: string, uniqueFields: readonly string[], searchFields: readonly string[]): CollectionRules {
   const write = operations.find((op) => op.collection === name && op.method === 'POST')!.body!;
-  const fields = Object.fromEntries(Object.entries(write.properties ?? {}).filter(([, p]) => !(p as Schema).readOnly)) as Record<
-    string,
-    Schema
-  >;
+  const fields = Object.fromEntries(Object.entries(write.properties ?? {}).filter(([, p]) => !isSetByService(p))) as Record<string, Schema>;
   const list = lists.find((op) => op.collection === name)!;
   const ordering = list.params.find((p) => p.name === 'ordering')!.schema as { items: { enum: string[] } };
   const ranked = SPEC_WORDS.ranked[name] ?? [];

@@ -2,7 +2,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { OpenAPIV3 } from 'openapi-types';
 import { collections } from '../src/collections';
-import { loadSpec } from '../src/spec';
+import { clientProperties, isSetByService, loadSpec } from '../src/spec';
 import { deref } from './helpers/fuzz/spec';
 
 // Every schema of the contract carries an example (the reference page and generated clients show
@@ -37,10 +37,26 @@ test.each(examples(spec, '#'))('the example at %s is valid', (_where, { given, s
   expect(validate(given) ? [] : validate.errors).toEqual([]);
 });
 
-// Write schemas show only what a client may send: generated clients offer no id or timestamps.
-// (The service still accepts and ignores them in bodies: tests/handlers/validation.test.ts.)
-test.each(collections.map((c) => c.resource).flatMap((r) => [`${r}Write`, `${r}Patch`]))('%s lists no field the service sets', (name) => {
-  const props = Object.keys((spec.components!.schemas![name] as OpenAPIV3.SchemaObject).properties ?? {});
-  expect(props.length).toBeGreaterThan(0);
-  expect(props.filter((p) => ['id', 'created_at', 'updated_at'].includes(p))).toEqual([]);
-});
+// A record fetched, changed and sent back is a valid body: the write schemas list the fields the
+// record has and a client does not set as `SetByService` (any value, ignored), and no others.
+test.each(collections.map((c) => [c.resource, c] as const).flatMap(([r, c]) => [[`${r}Write`, c] as const, [`${r}Patch`, c] as const]))(
+  '%s takes back the fields the service sets, and only those',
+  (name, c) => {
+    const body = deref(spec.components!.schemas![name], spec) as OpenAPIV3.SchemaObject;
+    const record = spec.components!.schemas![c.resource] as OpenAPIV3.SchemaObject;
+    const props = body.properties as Record<string, OpenAPIV3.SchemaObject>;
+    const setByService = Object.keys(props).filter((p) => isSetByService(props[p]));
+    const client = Object.keys(clientProperties(spec, c.resource));
+    expect(setByService.sort()).toEqual(
+      Object.keys(record.properties!)
+        .filter((p) => !client.includes(p))
+        .sort(),
+    );
+    expect(setByService.sort()).toEqual(['created_at', 'id', 'updated_at']);
+    for (const p of setByService) expect(props[p]).not.toHaveProperty('type');
+    expect(Object.keys(props).filter((p) => !isSetByService(props[p]))).toEqual(client.filter((p) => p in props));
+    const validate = ajv.compile(body);
+    const fetched = Object.fromEntries(Object.keys(record.properties!).map((p) => [p, (record.example as Record<string, unknown>)[p]]));
+    expect(validate(fetched) ? [] : validate.errors).toEqual([]);
+  },
+);

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { OpenAPIV3 } from 'openapi-types';
 import type { Collection } from '../collections';
-import { loadSpec } from '../spec';
+import { clientProperties, loadSpec } from '../spec';
 import { isMysql } from './connection';
 import { COUNT_SLOTS } from './counts';
 import { orderIndexName } from './order';
@@ -9,8 +9,6 @@ import { addDenseWords } from './denseWords';
 import { indexTable, sqliteIndexStatements } from './searchIndex';
 import { addRemovalsRow, addWordGrams, addWordIndex, mysqlDropStatements, REMOVALS } from './wordIndex';
 
-/** Fields the service sets; a write schema may list them (ignored), a table has them anyway. */
-const SERVICE_FIELDS = new Set(['id', 'created_at', 'updated_at']);
 /** The largest value of an INT column (MySQL's and SQLite's integers both hold it). */
 const INT_MAX = 2_147_483_647;
 /** DECIMAL(10, 2): the contract's prices, `0.00` to `99999999.99`. */
@@ -34,31 +32,27 @@ export function writeSchema(spec: OpenAPIV3.Document, c: Collection): OpenAPIV3.
 
 /** The columns of a collection's client fields, in the write schema's order. */
 export function recordColumns(spec: OpenAPIV3.Document, c: Collection): ColumnSpec[] {
-  const props = writeSchema(spec, c).properties ?? {};
-  return Object.entries(props)
-    .filter(([name]) => !SERVICE_FIELDS.has(name))
-    .map(([name, p]) => {
-      const s = p as OpenAPIV3.SchemaObject;
-      const base = {
-        name,
-        nullable: Boolean(s.nullable),
-        unique: (c.uniqueFields as readonly string[]).includes(name),
-        fold: s.format === 'email',
-      };
-      if ((c.decimalFields as readonly string[]).includes(name)) return { ...base, kind: 'decimal' };
-      if (s.type === 'integer') {
-        // An INT column: the schema must bound the value to it, or a larger one would reach the
-        // database instead of being refused as a 400 (spec.rules.test.ts keeps every integer bounded).
-        if (s.maximum === undefined || s.maximum > INT_MAX)
-          throw new Error(`${c.resource}Write.${name}: an integer field needs a maximum of at most ${INT_MAX}`);
-        return { ...base, kind: 'integer' };
-      }
-      if (s.format === 'date') return { ...base, kind: 'date' };
-      if (s.enum) return { ...base, kind: 'varchar', length: Math.max(...s.enum.map((v) => String(v).length)) };
-      if (s.type === 'string' && s.maxLength !== undefined) return { ...base, kind: 'varchar', length: s.maxLength };
-      if (s.type === 'string') return { ...base, kind: 'text' };
-      throw new Error(`${c.resource}Write.${name}: no column type for ${JSON.stringify(s)}`);
-    });
+  return Object.entries(clientProperties(spec, c.resource)).map(([name, s]) => {
+    const base = {
+      name,
+      nullable: Boolean(s.nullable),
+      unique: (c.uniqueFields as readonly string[]).includes(name),
+      fold: s.format === 'email',
+    };
+    if ((c.decimalFields as readonly string[]).includes(name)) return { ...base, kind: 'decimal' };
+    if (s.type === 'integer') {
+      // An INT column: the schema must bound the value to it, or a larger one would reach the
+      // database instead of being refused as a 400 (spec.rules.test.ts keeps every integer bounded).
+      if (s.maximum === undefined || s.maximum > INT_MAX)
+        throw new Error(`${c.resource}Write.${name}: an integer field needs a maximum of at most ${INT_MAX}`);
+      return { ...base, kind: 'integer' };
+    }
+    if (s.format === 'date') return { ...base, kind: 'date' };
+    if (s.enum) return { ...base, kind: 'varchar', length: Math.max(...s.enum.map((v) => String(v).length)) };
+    if (s.type === 'string' && s.maxLength !== undefined) return { ...base, kind: 'varchar', length: s.maxLength };
+    if (s.type === 'string') return { ...base, kind: 'text' };
+    throw new Error(`${c.resource}Write.${name}: no column type for ${JSON.stringify(s)}`);
+  });
 }
 
 /** utf8mb4 with a binary collation on MySQL, so that text compares as SQLite compares it. */

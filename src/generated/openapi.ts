@@ -421,6 +421,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
+         * @description The process answers (`/healthz`).
          * @example {
          *       "status": "ok"
          *     }
@@ -430,7 +431,20 @@ export interface components {
              * @example ok
              * @enum {string}
              */
-            status: "ok" | "ready";
+            status: "ok";
+        };
+        /**
+         * @description The process answers and its database does (`/readyz`).
+         * @example {
+         *       "status": "ready"
+         *     }
+         */
+        Readiness: {
+            /**
+             * @example ready
+             * @enum {string}
+             */
+            status: "ready";
         };
         /**
          * @description An RFC 9457 problem detail.
@@ -503,6 +517,11 @@ export interface components {
          */
         CsvExport: string;
         /**
+         * @description Set by the service. A request body may carry it, with any value (such as the record's own, sent back); the service ignores it.
+         * @example 42
+         */
+        SetByService: unknown;
+        /**
          * Format: int64
          * @description Set by the service.
          * @example 42
@@ -566,6 +585,9 @@ export interface components {
             content: string;
             /** @example ada */
             author: string;
+            id?: components["schemas"]["SetByService"];
+            created_at?: components["schemas"]["SetByService"];
+            updated_at?: components["schemas"]["SetByService"];
         };
         /**
          * @description Any subset of a post's fields; the others keep their values.
@@ -577,6 +599,9 @@ export interface components {
             title?: components["schemas"]["PostWrite"]["title"];
             content?: components["schemas"]["PostWrite"]["content"];
             author?: components["schemas"]["PostWrite"]["author"];
+            id?: components["schemas"]["SetByService"];
+            created_at?: components["schemas"]["SetByService"];
+            updated_at?: components["schemas"]["SetByService"];
         };
         /**
          * @description A blog post.
@@ -646,6 +671,9 @@ export interface components {
              * @example 12
              */
             stock?: number;
+            id?: components["schemas"]["SetByService"];
+            created_at?: components["schemas"]["SetByService"];
+            updated_at?: components["schemas"]["SetByService"];
         };
         /**
          * @description Any subset of a product's fields; the others keep their values.
@@ -659,6 +687,9 @@ export interface components {
             description?: components["schemas"]["ProductWrite"]["description"];
             price?: components["schemas"]["ProductWrite"]["price"];
             stock?: components["schemas"]["ProductWrite"]["stock"];
+            id?: components["schemas"]["SetByService"];
+            created_at?: components["schemas"]["SetByService"];
+            updated_at?: components["schemas"]["SetByService"];
         };
         /**
          * @description A product in the inventory.
@@ -747,6 +778,9 @@ export interface components {
              * @example 9780547928227
              */
             isbn: string;
+            id?: components["schemas"]["SetByService"];
+            created_at?: components["schemas"]["SetByService"];
+            updated_at?: components["schemas"]["SetByService"];
         };
         /**
          * @description Any subset of a book's fields; the others keep their values.
@@ -760,6 +794,9 @@ export interface components {
             genre?: components["schemas"]["BookWrite"]["genre"];
             published_date?: components["schemas"]["BookWrite"]["published_date"];
             isbn?: components["schemas"]["BookWrite"]["isbn"];
+            id?: components["schemas"]["SetByService"];
+            created_at?: components["schemas"]["SetByService"];
+            updated_at?: components["schemas"]["SetByService"];
         };
         /**
          * @description A book in the library.
@@ -846,6 +883,9 @@ export interface components {
              * @example Lovelace
              */
             last_name?: string;
+            id?: components["schemas"]["SetByService"];
+            created_at?: components["schemas"]["SetByService"];
+            updated_at?: components["schemas"]["SetByService"];
         };
         /**
          * @description Any subset of a user's fields; the others keep their values.
@@ -858,6 +898,9 @@ export interface components {
             email?: components["schemas"]["UserWrite"]["email"];
             first_name?: components["schemas"]["UserWrite"]["first_name"];
             last_name?: components["schemas"]["UserWrite"]["last_name"];
+            id?: components["schemas"]["SetByService"];
+            created_at?: components["schemas"]["SetByService"];
+            updated_at?: components["schemas"]["SetByService"];
         };
         /**
          * @description A user account.
@@ -946,6 +989,9 @@ export interface components {
              * @example 2026-12-01
              */
             due_date?: string | null;
+            id?: components["schemas"]["SetByService"];
+            created_at?: components["schemas"]["SetByService"];
+            updated_at?: components["schemas"]["SetByService"];
         };
         /**
          * @description Any subset of a task's fields; the others keep their values.
@@ -959,6 +1005,9 @@ export interface components {
             status?: components["schemas"]["TaskWrite"]["status"];
             priority?: components["schemas"]["TaskWrite"]["priority"];
             due_date?: components["schemas"]["TaskWrite"]["due_date"];
+            id?: components["schemas"]["SetByService"];
+            created_at?: components["schemas"]["SetByService"];
+            updated_at?: components["schemas"]["SetByService"];
         };
         /**
          * @description A task.
@@ -3127,7 +3176,7 @@ export interface operations {
                      *       "status": "ready"
                      *     }
                      */
-                    "application/json": components["schemas"]["Health"];
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             405: components["responses"]["ServiceMethodNotAllowed"];

@@ -4,6 +4,7 @@ import type { Filter } from '../db/filters';
 import { DEFAULT_ORDER, type OrderKey } from '../db/order';
 import { parseSearch } from '../db/search';
 import type { FieldError } from '../http/problem';
+import { clientProperties } from '../spec';
 
 /** The list query as validated against the spec (openapi-backend has parsed and coerced it). */
 export type ListQuery = Record<string, string | number | boolean | string[] | undefined>;
@@ -19,8 +20,8 @@ export interface SortInfo {
 }
 
 export function sortInfo(spec: OpenAPIV3.Document, c: Collection): SortInfo {
-  const props = (spec.components?.schemas?.[`${c.resource}Write`] as OpenAPIV3.SchemaObject).properties ?? {};
-  const schema = (f: string) => props[f] as OpenAPIV3.SchemaObject;
+  const props = clientProperties(spec, c.resource);
+  const schema = (f: string) => props[f];
   return {
     rank: Object.fromEntries((c.rankedFields ?? []).map((f) => [f, (schema(f).enum ?? []) as string[]])),
     nullable: new Set(Object.keys(props).filter((f) => schema(f).nullable)),

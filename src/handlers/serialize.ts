@@ -2,6 +2,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import type { Collection, RecordOf, ResourceName } from '../collections';
 import type { Row } from '../db/records';
 import { apiTimestamp } from '../db/time';
+import { clientProperties } from '../spec';
 
 /** A client field and its default, read from the spec's write schema (never restated here). */
 export interface Field {
@@ -10,11 +11,7 @@ export interface Field {
 }
 
 export function writeFields(spec: OpenAPIV3.Document, resource: ResourceName): Field[] {
-  const schema = spec.components?.schemas?.[`${resource}Write`] as OpenAPIV3.SchemaObject;
-  return Object.entries(schema.properties ?? {}).map(([name, prop]) => ({
-    name,
-    default: (prop as OpenAPIV3.SchemaObject).default as unknown,
-  }));
+  return Object.entries(clientProperties(spec, resource)).map(([name, prop]) => ({ name, default: prop.default as unknown }));
 }
 
 /** Exactly two decimals, whether the value is MySQL's DECIMAL string, SQLite's REAL or as sent. */

@@ -8,6 +8,7 @@ import { DOCS_PATH } from '../spec';
 import type { Handler } from './records';
 
 type Health = components['schemas']['Health'];
+type Readiness = components['schemas']['Readiness'];
 
 export interface ServiceDeps {
   db: Db;
@@ -40,7 +41,7 @@ export function serviceHandlers(deps: ServiceDeps): Record<ServiceOperationId, H
     async getReadiness(_c, _req, res) {
       // The timeout error is classified as "unavailable" by the app's error handler: a 503.
       await ping(deps.db, READY_TIMEOUT_MS);
-      res.json({ status: 'ready' } satisfies Health);
+      res.json({ status: 'ready' } satisfies Readiness);
     },
   };
 }

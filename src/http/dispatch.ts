@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Context, OpenAPIBackend, ParsedRequest } from 'openapi-backend';
 import { type FieldError, HttpProblem, invalid } from './problem';
-import { withoutServiceSetFields } from './readOnly';
+import { withoutServiceSetFields } from './serviceSet';
 import type { RequestLocals } from './requestContext';
 import { fieldErrors, onlyPathErrors, operationParams } from './validation';
 

@@ -1,5 +1,6 @@
 import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
+import { isSetByService } from '../spec';
 
 const cache = new WeakMap<Operation, ReadonlySet<string>>();
 
@@ -8,27 +9,23 @@ function jsonSchema(content: Record<string, OpenAPIV3.MediaTypeObject> | undefin
 }
 
 /**
- * The fields the service sets: properties of the operation's success response that its request
- * body schema lacks (`id`, `created_at`, `updated_at` for every record). Derived from the spec,
- * which lists only what a client sends in the write schemas.
+ * The fields the service sets: the properties of the operation's body schema that are
+ * `SetByService` (`id`, `created_at`, `updated_at`). A body may carry them with any value; they
+ * never reach a handler.
  */
 export function serviceSetFields(operation: Operation): ReadonlySet<string> {
   let fields = cache.get(operation);
   if (fields) return fields;
   const body = jsonSchema((operation.requestBody as OpenAPIV3.RequestBodyObject | undefined)?.content);
-  const success = Object.entries(operation.responses ?? {}).find(([status]) => /^2/.test(status))?.[1] as
-    OpenAPIV3.ResponseObject | undefined;
-  const record = jsonSchema(success?.content);
-  const sent = new Set(Object.keys(body?.properties ?? {}));
-  fields = new Set(body && record ? Object.keys(record.properties ?? {}).filter((name) => !sent.has(name)) : []);
+  const props = Object.entries(body?.properties ?? {}) as [string, OpenAPIV3.SchemaObject][];
+  fields = new Set(props.filter(([, p]) => isSetByService(p)).map(([name]) => name));
   cache.set(operation, fields);
   return fields;
 }
 
 /**
- * The body without the service-set fields, so that a record fetched, changed and sent back is
- * accepted (the contract ignores those values) while any other unknown property still fails
- * validation. Anything but a JSON object is returned as it is, for the validator to judge.
+ * The body without the service-set fields (the contract ignores their values), before validation
+ * and the handler. Anything but a JSON object is returned as it is, for the validator to judge.
  */
 export function withoutServiceSetFields(operation: Operation | undefined, body: unknown): unknown {
   if (!operation || !body || typeof body !== 'object' || Array.isArray(body)) return body;

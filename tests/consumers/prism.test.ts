@@ -85,6 +85,10 @@ test.each(fixtures.map((f) => [f.name, f] as const))(
     expect(patched.status).toBe(200);
     expect((await send('PATCH', `/api/${name}/${id}/`, { body: f.patch, headers: { 'if-match': tag } })).status).toBe(412);
     expect((await send('PUT', `/api/${name}/${id}/`, { body: f.valid(3) })).status).toBe(200);
+    // Fetched, changed and sent back whole: its id and timestamps are read-only in the body.
+    const fetched = (await send('GET', `/api/${name}/${id}/`)).body as Record<string, unknown>;
+    expect((await send('PUT', `/api/${name}/${id}/`, { body: { ...fetched, ...f.patch } })).status).toBe(200);
+    expect((await send('PATCH', `/api/${name}/${id}/`, { body: { ...fetched, ...f.patch } })).status).toBe(200);
     if (f.uniqueFields.length) expect((await send('POST', `/api/${name}/`, { body: f.valid(3) })).status).toBe(409);
     expect((await send('DELETE', `/api/${name}/${id}/`)).status).toBe(204);
     expect((await send('GET', `/api/${name}/${id}/`)).status).toBe(404);

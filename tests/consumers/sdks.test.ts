@@ -8,8 +8,9 @@ import { startTestApp, type TestApp } from '../helpers/app';
 
 // Clients that consuming teams generate from the served contract, compiled under `strict` and
 // driven through all five collections (tests/consumers/drivers/): create, list with search and
-// a filter, get, patch with If-Match, a stale If-Match (412), put, a 400, a 409 where a field is
-// unique, delete and a 404, each error read as the generator types it. Generated once a run.
+// a filter, get, patch with If-Match, a stale If-Match (412), put, a fetched record put back
+// whole, a 400, a 409 where a field is unique, delete and a 404, each error read as the generator
+// types it. Generated once a run.
 const root = join(__dirname, '../..');
 const bin = (name: string) => join(root, 'node_modules/.bin', name);
 const dir = mkdtempSync(join(tmpdir(), 'records-sdks-'));
@@ -76,8 +77,8 @@ test('every generated client and its driver compile under strict', () => {
   expect(compiled.status).toBe(0);
 });
 
-const STEPS = ['create', 'list', 'get', 'patch', '412', 'put', '400', 'delete', '404'];
-const UNIQUE_STEPS = ['create', 'list', 'get', 'patch', '412', 'put', '400', '409', 'delete', '404'];
+const STEPS = ['create', 'list', 'get', 'patch', '412', 'put', 'put back', '400', 'delete', '404'];
+const UNIQUE_STEPS = ['create', 'list', 'get', 'patch', '412', 'put', 'put back', '400', '409', 'delete', '404'];
 
 test.each([
   ['openapi-typescript + openapi-fetch', 'openapi-fetch.ts', 1],

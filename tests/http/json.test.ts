@@ -3,13 +3,12 @@
 // control characters, quotes and backslashes included), nulls, and decimals in every stored form.
 import fc from 'fast-check';
 import { OpenAPIBackend, type Operation } from 'openapi-backend';
-import type { OpenAPIV3 } from 'openapi-types';
 import { type Collection, collections, operationIds } from '../../src/collections';
 import type { Row } from '../../src/db/records';
 import { dbTimestamp } from '../../src/db/time';
 import { recordSerializer } from '../../src/handlers/serialize';
 import { stringifier } from '../../src/http/json';
-import { loadSpec } from '../../src/spec';
+import { clientProperties, loadSpec } from '../../src/spec';
 
 const spec = loadSpec();
 let operations: Map<string, Operation>;
@@ -46,9 +45,7 @@ const date = fc.integer({ min: 0, max: 4_102_444_800_000 }).map((ms) => new Date
 
 /** A stored row of the collection, its columns generated from the spec's write schema. */
 function row(c: Collection): fc.Arbitrary<Row> {
-  const props = (spec.components!.schemas![`${c.resource}Write`] as OpenAPIV3.SchemaObject).properties!;
-  const columns = Object.entries(props).map(([name, p]) => {
-    const s = p as OpenAPIV3.SchemaObject;
+  const columns = Object.entries(clientProperties(spec, c.resource)).map(([name, s]) => {
     let value: fc.Arbitrary<unknown> = (c.decimalFields as readonly string[]).includes(name)
       ? decimal
       : s.enum

@@ -66,6 +66,13 @@ export async function drive<W, P, R extends { id: number }>(c: Collection<W, P, 
   must(status(replaced) === 200 && replaced.data!.id === id, `${c.name}: put ${status(replaced)}`);
   done.push('put');
 
+  // A record fetched, changed and sent back whole: its id and timestamps are ignored.
+  const fetched = await c.get(id);
+  const back = await c.replace(id, { ...fetched.data!, ...c.patch } as unknown as W);
+  const changed = Object.entries(c.patch as object).every(([k, v]) => (back.data as Record<string, unknown>)?.[k] === v);
+  must(status(back) === 200 && back.data!.id === id && changed, `${c.name}: put back ${status(back)}`);
+  done.push('put back');
+
   const bad = await c.bad();
   must(status(bad) === 400 && c.problem(bad)?.errors?.[0]?.field === 'page_size', `${c.name}: 400 ${JSON.stringify(c.problem(bad))}`);
   done.push('400');

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { broken, text, valid } from './arbitraries';
+import { isSetByService } from '../../../src/spec';
 import type { Operation, Param, Schema } from './spec';
 
 /**
@@ -175,7 +176,7 @@ export function encodeParam(p: Param, value: unknown): string[] {
 export const queryParams = (op: Operation) => op.params.filter((p) => p.in === 'query');
 const headerParam = (op: Operation, name: string) => op.params.find((p) => p.in === 'header' && p.name === name);
 const hasId = (op: Operation) => op.params.some((p) => p.in === 'path');
-const writable = (s: Schema) => Object.entries(s.properties ?? {}).filter(([, p]) => !(p as Schema).readOnly) as [string, Schema][];
+const writable = (s: Schema) => Object.entries(s.properties ?? {}).filter(([, p]) => !isSetByService(p)) as [string, Schema][];
 const withoutParams = (query: string[], names: readonly string[]) => query.filter((q) => !names.some((n) => q.startsWith(`${n}=`)));
 
 /**

@@ -5,7 +5,7 @@ import { loadSpec } from '../../../src/spec';
  * The operations of openapi/openapi.yaml with every $ref resolved, for the fuzzer: it derives
  * what it sends from these, so an operation or a field added to the spec is fuzzed unasked.
  */
-export type Schema = OpenAPIV3.SchemaObject & { readOnly?: boolean };
+export type Schema = OpenAPIV3.SchemaObject;
 
 export interface Param {
   name: string;
