@@ -23,7 +23,7 @@ export function loadSpec(text: string = readSpecText()): OpenAPIV3.Document {
 
 /**
  * A property that a request body may carry with any value and the service ignores (`id` and the
- * timestamps in a write schema: `SetByService`), so that a record fetched can be sent back.
+ * timestamps in a write schema: `x-set-by-service`), so that a record fetched can be sent back.
  */
 export function isSetByService(schema: object): boolean {
   return (schema as Record<string, unknown>)['x-set-by-service'] === true;
@@ -35,7 +35,8 @@ export function isSetByService(schema: object): boolean {
  */
 export function clientProperties(spec: OpenAPIV3.Document, resource: string): Record<string, OpenAPIV3.SchemaObject> {
   const write = spec.components?.schemas?.[`${resource}Write`] as OpenAPIV3.SchemaObject;
-  // A local reference (`#/components/schemas/SetByService`), followed one level.
+  // A local reference (`#/components/schemas/SetByServiceId`), followed one level; the spec's
+  // names hold no `~` or `/` to unescape.
   const resolved = (p: object): OpenAPIV3.SchemaObject => {
     if (!('$ref' in p)) return p;
     const path = String(p.$ref).slice(2).split('/');

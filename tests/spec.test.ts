@@ -38,7 +38,7 @@ test.each(examples(spec, '#'))('the example at %s is valid', (_where, { given, s
 });
 
 // A record fetched, changed and sent back is a valid body: the write schemas list the fields the
-// record has and a client does not set as `SetByService` (any value, ignored), and no others.
+// record has and a client does not set, marked `x-set-by-service` (any value, ignored), and no others.
 test.each(collections.map((c) => [c.resource, c] as const).flatMap(([r, c]) => [[`${r}Write`, c] as const, [`${r}Patch`, c] as const]))(
   '%s takes back the fields the service sets, and only those',
   (name, c) => {

@@ -9,7 +9,6 @@ import { fieldErrors, malformedStrings } from '../../src/http/validation';
 import type { FieldError } from '../../src/http/problem';
 
 const TIMESTAMPS = ['created_at', 'updated_at'] as const;
-const SERVICE_SET = new Set(['id', ...TIMESTAMPS]);
 
 export interface ImportRecord {
   /** The write fields as given, with defaults for those left out. */
@@ -40,10 +39,9 @@ export function lineChecker(spec: OpenAPIV3.Document, c: Collection): { fields: 
     const strings = malformedStrings(body);
     if (strings.length) return { ok: false, errors: strings };
     const given = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
-    // The service-set fields are no write fields: an id is ignored, as in a request body, and the
-    // timestamps an import keeps are checked below.
-    const fieldsOnly = body === given ? Object.fromEntries(Object.entries(given).filter(([k]) => !SERVICE_SET.has(k))) : body;
-    if (!write(fieldsOnly))
+    // The write schema takes the fields the service sets with any value, as a request body does:
+    // an id is ignored, and the timestamps an import keeps are checked below.
+    if (!write(body))
       return { ok: false, errors: fieldErrors(write.errors!.map((e) => ({ ...e, instancePath: `/requestBody${e.instancePath}` }))) };
     const errors: FieldError[] = [];
     const times: Partial<Record<(typeof TIMESTAMPS)[number], string>> = {};

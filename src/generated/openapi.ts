@@ -517,10 +517,15 @@ export interface components {
          */
         CsvExport: string;
         /**
-         * @description Set by the service. A request body may carry it, with any value (such as the record's own, sent back); the service ignores it.
+         * @description Set by the service: the record's `id`. A request body may carry it with any JSON value (such as the record's own, sent back), and the service ignores it; as everywhere in a body, a string in it must be well-formed Unicode without NUL.
          * @example 42
          */
-        SetByService: unknown;
+        SetByServiceId: unknown;
+        /**
+         * @description Set by the service: `created_at` or `updated_at`. A request body may carry it with any JSON value (such as the record's own, sent back), and the service ignores it; as everywhere in a body, a string in it must be well-formed Unicode without NUL.
+         * @example 2026-11-22T09:32:05.156Z
+         */
+        SetByServiceTimestamp: unknown;
         /**
          * Format: int64
          * @description Set by the service.
@@ -585,9 +590,9 @@ export interface components {
             content: string;
             /** @example ada */
             author: string;
-            id?: components["schemas"]["SetByService"];
-            created_at?: components["schemas"]["SetByService"];
-            updated_at?: components["schemas"]["SetByService"];
+            id?: components["schemas"]["SetByServiceId"];
+            created_at?: components["schemas"]["SetByServiceTimestamp"];
+            updated_at?: components["schemas"]["SetByServiceTimestamp"];
         };
         /**
          * @description Any subset of a post's fields; the others keep their values.
@@ -599,9 +604,9 @@ export interface components {
             title?: components["schemas"]["PostWrite"]["title"];
             content?: components["schemas"]["PostWrite"]["content"];
             author?: components["schemas"]["PostWrite"]["author"];
-            id?: components["schemas"]["SetByService"];
-            created_at?: components["schemas"]["SetByService"];
-            updated_at?: components["schemas"]["SetByService"];
+            id?: components["schemas"]["SetByServiceId"];
+            created_at?: components["schemas"]["SetByServiceTimestamp"];
+            updated_at?: components["schemas"]["SetByServiceTimestamp"];
         };
         /**
          * @description A blog post.
@@ -671,9 +676,9 @@ export interface components {
              * @example 12
              */
             stock?: number;
-            id?: components["schemas"]["SetByService"];
-            created_at?: components["schemas"]["SetByService"];
-            updated_at?: components["schemas"]["SetByService"];
+            id?: components["schemas"]["SetByServiceId"];
+            created_at?: components["schemas"]["SetByServiceTimestamp"];
+            updated_at?: components["schemas"]["SetByServiceTimestamp"];
         };
         /**
          * @description Any subset of a product's fields; the others keep their values.
@@ -687,9 +692,9 @@ export interface components {
             description?: components["schemas"]["ProductWrite"]["description"];
             price?: components["schemas"]["ProductWrite"]["price"];
             stock?: components["schemas"]["ProductWrite"]["stock"];
-            id?: components["schemas"]["SetByService"];
-            created_at?: components["schemas"]["SetByService"];
-            updated_at?: components["schemas"]["SetByService"];
+            id?: components["schemas"]["SetByServiceId"];
+            created_at?: components["schemas"]["SetByServiceTimestamp"];
+            updated_at?: components["schemas"]["SetByServiceTimestamp"];
         };
         /**
          * @description A product in the inventory.
@@ -778,9 +783,9 @@ export interface components {
              * @example 9780547928227
              */
             isbn: string;
-            id?: components["schemas"]["SetByService"];
-            created_at?: components["schemas"]["SetByService"];
-            updated_at?: components["schemas"]["SetByService"];
+            id?: components["schemas"]["SetByServiceId"];
+            created_at?: components["schemas"]["SetByServiceTimestamp"];
+            updated_at?: components["schemas"]["SetByServiceTimestamp"];
         };
         /**
          * @description Any subset of a book's fields; the others keep their values.
@@ -794,9 +799,9 @@ export interface components {
             genre?: components["schemas"]["BookWrite"]["genre"];
             published_date?: components["schemas"]["BookWrite"]["published_date"];
             isbn?: components["schemas"]["BookWrite"]["isbn"];
-            id?: components["schemas"]["SetByService"];
-            created_at?: components["schemas"]["SetByService"];
-            updated_at?: components["schemas"]["SetByService"];
+            id?: components["schemas"]["SetByServiceId"];
+            created_at?: components["schemas"]["SetByServiceTimestamp"];
+            updated_at?: components["schemas"]["SetByServiceTimestamp"];
         };
         /**
          * @description A book in the library.
@@ -883,9 +888,9 @@ export interface components {
              * @example Lovelace
              */
             last_name?: string;
-            id?: components["schemas"]["SetByService"];
-            created_at?: components["schemas"]["SetByService"];
-            updated_at?: components["schemas"]["SetByService"];
+            id?: components["schemas"]["SetByServiceId"];
+            created_at?: components["schemas"]["SetByServiceTimestamp"];
+            updated_at?: components["schemas"]["SetByServiceTimestamp"];
         };
         /**
          * @description Any subset of a user's fields; the others keep their values.
@@ -898,9 +903,9 @@ export interface components {
             email?: components["schemas"]["UserWrite"]["email"];
             first_name?: components["schemas"]["UserWrite"]["first_name"];
             last_name?: components["schemas"]["UserWrite"]["last_name"];
-            id?: components["schemas"]["SetByService"];
-            created_at?: components["schemas"]["SetByService"];
-            updated_at?: components["schemas"]["SetByService"];
+            id?: components["schemas"]["SetByServiceId"];
+            created_at?: components["schemas"]["SetByServiceTimestamp"];
+            updated_at?: components["schemas"]["SetByServiceTimestamp"];
         };
         /**
          * @description A user account.
@@ -989,9 +994,9 @@ export interface components {
              * @example 2026-12-01
              */
             due_date?: string | null;
-            id?: components["schemas"]["SetByService"];
-            created_at?: components["schemas"]["SetByService"];
-            updated_at?: components["schemas"]["SetByService"];
+            id?: components["schemas"]["SetByServiceId"];
+            created_at?: components["schemas"]["SetByServiceTimestamp"];
+            updated_at?: components["schemas"]["SetByServiceTimestamp"];
         };
         /**
          * @description Any subset of a task's fields; the others keep their values.
@@ -1005,9 +1010,9 @@ export interface components {
             status?: components["schemas"]["TaskWrite"]["status"];
             priority?: components["schemas"]["TaskWrite"]["priority"];
             due_date?: components["schemas"]["TaskWrite"]["due_date"];
-            id?: components["schemas"]["SetByService"];
-            created_at?: components["schemas"]["SetByService"];
-            updated_at?: components["schemas"]["SetByService"];
+            id?: components["schemas"]["SetByServiceId"];
+            created_at?: components["schemas"]["SetByServiceTimestamp"];
+            updated_at?: components["schemas"]["SetByServiceTimestamp"];
         };
         /**
          * @description A task.

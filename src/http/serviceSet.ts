@@ -10,7 +10,7 @@ function jsonSchema(content: Record<string, OpenAPIV3.MediaTypeObject> | undefin
 
 /**
  * The fields the service sets: the properties of the operation's body schema that are
- * `SetByService` (`id`, `created_at`, `updated_at`). A body may carry them with any value; they
+ * marked `x-set-by-service` (`id`, `created_at`, `updated_at`). A body may carry them with any value; they
  * never reach a handler.
  */
 export function serviceSetFields(operation: Operation): ReadonlySet<string> {

@@ -14,7 +14,8 @@ export const pad = (n: number) => String(n).padStart(4, '0');
 
 export type Problem = { type: string; title: string; status: number; detail?: string; errors?: { field: string; message: string }[] };
 
-export interface Collection<W, P, R extends { id: number }> {
+/** R extends W: a record fetched is a body the generated write type takes (its id and timestamps too). */
+export interface Collection<W, P, R extends W & { id: number }> {
   name: string;
   valid(n: number): W;
   patch: P;
@@ -37,7 +38,7 @@ function must(ok: boolean, what: string): void {
   if (!ok) throw new Error(what);
 }
 
-export async function drive<W, P, R extends { id: number }>(c: Collection<W, P, R>, run: number): Promise<string[]> {
+export async function drive<W, P, R extends W & { id: number }>(c: Collection<W, P, R>, run: number): Promise<string[]> {
   const done: string[] = [];
   const n = run * 100;
   const created = await c.create(c.valid(n));
@@ -68,7 +69,7 @@ export async function drive<W, P, R extends { id: number }>(c: Collection<W, P, 
 
   // A record fetched, changed and sent back whole: its id and timestamps are ignored.
   const fetched = await c.get(id);
-  const back = await c.replace(id, { ...fetched.data!, ...c.patch } as unknown as W);
+  const back = await c.replace(id, { ...fetched.data!, ...c.patch });
   const changed = Object.entries(c.patch as object).every(([k, v]) => (back.data as Record<string, unknown>)?.[k] === v);
   must(status(back) === 200 && back.data!.id === id && changed, `${c.name}: put back ${status(back)}`);
   done.push('put back');

@@ -22,7 +22,7 @@ export interface FilterRule {
 }
 
 export interface CollectionRules {
-  /** The write schema's client fields (read-only ones left out), with their defaults. */
+  /** The write schema's client fields (those set by the service left out), with their defaults. */
   fields: Record<string, Schema>;
   uniqueFields: readonly string[];
   searchFields: readonly string[];
