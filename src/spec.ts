@@ -21,6 +21,16 @@ export function loadSpec(text: string = readSpecText()): OpenAPIV3.Document {
   return parse(text) as OpenAPIV3.Document;
 }
 
+/** What a local `$ref` (`#/components/schemas/Post`) points at in `root`. */
+export function pointer(root: unknown, ref: string): unknown {
+  if (!ref.startsWith('#/')) throw new Error(`only local $refs are resolved, not ${ref}`);
+  return ref
+    .slice(2)
+    .split('/')
+    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
+    .reduce<unknown>((node, key) => (node as Record<string, unknown>)[key], root);
+}
+
 /**
  * A property that a request body may carry with any value and the service ignores (`id` and the
  * timestamps in a write schema: `x-set-by-service`), so that a record fetched can be sent back.
@@ -35,13 +45,7 @@ export function isSetByService(schema: object): boolean {
  */
 export function clientProperties(spec: OpenAPIV3.Document, resource: string): Record<string, OpenAPIV3.SchemaObject> {
   const write = spec.components?.schemas?.[`${resource}Write`] as OpenAPIV3.SchemaObject;
-  // A local reference (`#/components/schemas/SetByServiceId`), followed one level; the spec's
-  // names hold no `~` or `/` to unescape.
-  const resolved = (p: object): OpenAPIV3.SchemaObject => {
-    if (!('$ref' in p)) return p;
-    const path = String(p.$ref).slice(2).split('/');
-    return path.reduce<Record<string, unknown>>((node, key) => node[key] as Record<string, unknown>, spec as never);
-  };
+  const resolved = (p: object) => ('$ref' in p ? (pointer(spec, String(p.$ref)) as object) : p);
   const entries = Object.entries(write.properties ?? {}).filter(([, p]) => !isSetByService(resolved(p)));
   return Object.fromEntries(entries) as Record<string, OpenAPIV3.SchemaObject>;
 }

@@ -25,13 +25,12 @@
 //   character by character (RFC 9110): `"01"` is not `"1"`.
 import fc from 'fast-check';
 import { collections } from '../src/collections';
-import { isSetByService } from '../src/spec';
 import { startTestApp, type TestApp } from './helpers/app';
 import { dialect } from './helpers/db';
 import { type CollectionRules, type FilterRule, Model, type SortKind } from './helpers/fuzz/model';
-import { brokenPlan, type Plan, type PlanOptions, racePlan, validPlan } from './helpers/fuzz/plans';
+import { brokenPlan, type Plan, type PlanOptions, racePlan, validPlan, writable } from './helpers/fuzz/plans';
 import { Mismatch, readAll, runPlan, Sender } from './helpers/fuzz/run';
-import { type Schema, specOperations } from './helpers/fuzz/spec';
+import { specOperations } from './helpers/fuzz/spec';
 
 const RUNS = Number(process.env.FUZZ_REQUESTS ?? 2000);
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() ^ (Math.random() * 2 ** 31));
@@ -65,7 +64,7 @@ const lists = operations.filter((op) => op.collection && op.method === 'GET' && 
 
 function rulesOf(name: string, uniqueFields: readonly string[], searchFields: readonly string[]): CollectionRules {
   const write = operations.find((op) => op.collection === name && op.method === 'POST')!.body!;
-  const fields = Object.fromEntries(Object.entries(write.properties ?? {}).filter(([, p]) => !isSetByService(p))) as Record<string, Schema>;
+  const fields = Object.fromEntries(writable(write));
   const list = lists.find((op) => op.collection === name)!;
   const ordering = list.params.find((p) => p.name === 'ordering')!.schema as { items: { enum: string[] } };
   const ranked = SPEC_WORDS.ranked[name] ?? [];

@@ -56,7 +56,6 @@ test.each(collections.map((c) => [c.resource, c] as const).flatMap(([r, c]) => [
     for (const p of setByService) expect(props[p]).not.toHaveProperty('type');
     expect(Object.keys(props).filter((p) => !isSetByService(props[p]))).toEqual(client.filter((p) => p in props));
     const validate = ajv.compile(body);
-    const fetched = Object.fromEntries(Object.keys(record.properties!).map((p) => [p, (record.example as Record<string, unknown>)[p]]));
-    expect(validate(fetched) ? [] : validate.errors).toEqual([]);
+    expect(validate(record.example) ? [] : validate.errors).toEqual([]);
   },
 );

@@ -21,20 +21,19 @@ export interface SortInfo {
 
 export function sortInfo(spec: OpenAPIV3.Document, c: Collection): SortInfo {
   const props = clientProperties(spec, c.resource);
-  const schema = (f: string) => props[f];
   return {
-    rank: Object.fromEntries((c.rankedFields ?? []).map((f) => [f, (schema(f).enum ?? []) as string[]])),
-    nullable: new Set(Object.keys(props).filter((f) => schema(f).nullable)),
+    rank: Object.fromEntries((c.rankedFields ?? []).map((f) => [f, (props[f].enum ?? []) as string[]])),
+    nullable: new Set(Object.keys(props).filter((f) => props[f].nullable)),
     text: Object.fromEntries(
       Object.keys(props)
         .filter(
           (f) =>
-            schema(f).type === 'string' &&
-            !schema(f).format?.startsWith('date') &&
-            !schema(f).enum &&
+            props[f].type === 'string' &&
+            !props[f].format?.startsWith('date') &&
+            !props[f].enum &&
             !(c.decimalFields as readonly string[]).includes(f),
         )
-        .map((f) => [f, schema(f).format === 'email' ? 'fold' : 'exact']),
+        .map((f) => [f, props[f].format === 'email' ? 'fold' : 'exact']),
     ),
   };
 }

@@ -176,7 +176,8 @@ export function encodeParam(p: Param, value: unknown): string[] {
 export const queryParams = (op: Operation) => op.params.filter((p) => p.in === 'query');
 const headerParam = (op: Operation, name: string) => op.params.find((p) => p.in === 'header' && p.name === name);
 const hasId = (op: Operation) => op.params.some((p) => p.in === 'path');
-const writable = (s: Schema) => Object.entries(s.properties ?? {}).filter(([, p]) => !isSetByService(p)) as [string, Schema][];
+/** A body schema's fields that a client sets (those set by the service left out). */
+export const writable = (s: Schema) => Object.entries(s.properties ?? {}).filter(([, p]) => !isSetByService(p)) as [string, Schema][];
 const withoutParams = (query: string[], names: readonly string[]) => query.filter((q) => !names.some((n) => q.startsWith(`${n}=`)));
 
 /**

@@ -1,5 +1,5 @@
 import type { OpenAPIV3 } from 'openapi-types';
-import { loadSpec } from '../../../src/spec';
+import { loadSpec, pointer } from '../../../src/spec';
 
 /**
  * The operations of openapi/openapi.yaml with every $ref resolved, for the fuzzer: it derives
@@ -30,15 +30,6 @@ export interface Operation {
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
-
-function pointer(root: unknown, ref: string): unknown {
-  if (!ref.startsWith('#/')) throw new Error(`only local $refs are resolved, not ${ref}`);
-  return ref
-    .slice(2)
-    .split('/')
-    .map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'))
-    .reduce((node: any, key) => node[key], root);
-}
 
 /** The node with every `$ref` replaced by what it points at (the spec has no cycles). */
 export function deref<T>(node: T, root: unknown): T {
