@@ -300,7 +300,7 @@ export async function migrate(db: Db): Promise<void> {
     // starting at once), so it is cleared first; a migration running now holds the write lock,
     // so the clearing waits for it (busy timeout) instead of racing it.
     await retryWhileBusy(async () => {
-      if (await db.schema.hasTable('knex_migrations_lock')) await db('knex_migrations_lock').update({ is_locked: 0 });
+      await resetKnexLock(db);
       await db.migrate.latest(config);
     });
     return;
@@ -312,11 +312,31 @@ export async function migrate(db: Db): Promise<void> {
     retrying(async () => {
       // Knex's own flag is only ever taken under the lease; one left set by an instance that
       // died mid-migration would otherwise block every later start.
-      if (await db.schema.hasTable('knex_migrations_lock')) await db('knex_migrations_lock').update({ is_locked: 0 });
+      await resetKnexLock(db);
       await db.migrate.latest(config);
     }),
   );
 }
+
+const KNEX_LOCK = 'knex_migrations_lock';
+
+/**
+ * Leaves knex's lock table with one row, unlocked, wherever the caller knows no migration is
+ * running. Knex makes that row by reading the table and inserting one when it finds none: two
+ * processes making the table at once on one new SQLite file can both insert (seen under CI), and
+ * knex takes its lock only when exactly one row changes, so with two rows no start on that file
+ * could ever migrate again.
+ */
+async function resetKnexLock(db: Db): Promise<void> {
+  if (!(await db.schema.hasTable(KNEX_LOCK))) return;
+  await db.transaction(async (trx) => {
+    await trx(KNEX_LOCK).update({ is_locked: 0 });
+    // Through a derived table: MySQL refuses a subquery on the table a DELETE removes from.
+    const first = trx.from(trx(KNEX_LOCK).min({ first: 'index' }).as('lowest')).select('first');
+    await trx(KNEX_LOCK).where('index', '>', first).del();
+  });
+}
+
 async function retryWhileBusy(run: () => Promise<unknown>): Promise<void> {
   const deadline = Date.now() + LOCK_WAIT_SECONDS * 1000;
   for (;;) {
