@@ -143,9 +143,9 @@ describe.each(collections.map((c) => [c.name, c] as const))('the %s operations',
     expect(Object.keys(get.responses)).toEqual(expect.arrayContaining(['200', '304', '404']));
   });
 
-  test.each(['replace', 'update', 'delete'] as const)('%s is conditional on If-Match', (verb) => {
+  test.each(['replace', 'update', 'delete'] as const)('%s is conditional on If-Match and If-None-Match', (verb) => {
     const op = byId.get(ids[verb])!;
-    expect(paramNames(op)).toContain('If-Match');
+    expect(paramNames(op)).toEqual(expect.arrayContaining(['If-Match', 'If-None-Match']));
     expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['404', '412']));
   });
 });

@@ -239,10 +239,24 @@ export async function insertRecord(db: Queryable, table: string, values: Values)
 }
 
 /**
- * Which versions a conditional write accepts: any (no If-Match, or `*`), or a list. The check
- * is part of the UPDATE/DELETE itself, so of concurrent writers with one version, one wins.
+ * Which versions a conditional write accepts: `versions` (If-Match) any, or a list; `except`
+ * (If-None-Match) none, a list, or every one (`*`). The check is part of the UPDATE/DELETE
+ * itself, so of concurrent writers with one version, one wins.
  */
-export type VersionCondition = { versions?: readonly number[] };
+export type VersionCondition = { versions?: readonly number[]; except?: readonly number[] | '*' };
+
+function accepts(condition: VersionCondition, version: number): boolean {
+  if (condition.versions && !condition.versions.includes(version)) return false;
+  return condition.except !== '*' && !condition.except?.includes(version);
+}
+
+/** The write's WHERE for its condition; false when no version passes, so nothing need run. */
+function restrict(query: Knex.QueryBuilder, condition: VersionCondition): boolean {
+  if (condition.except === '*') return false;
+  if (condition.versions) query.whereIn('version', [...condition.versions]);
+  if (condition.except?.length) query.whereNotIn('version', [...condition.except]);
+  return true;
+}
 
 /**
  * Returns the updated row, or undefined when no record has this id (and accepted version).
@@ -268,7 +282,7 @@ export async function updateRecord(
 async function updateRead(db: Db, table: string, id: number, values: Values, condition: VersionCondition): Promise<Row | undefined> {
   const before = await findRecord(db, table, id);
   if (!before) return undefined;
-  if (condition.versions && !condition.versions.includes(before.version)) return undefined;
+  if (!accepts(condition, before.version)) return undefined;
   const version = before.version + 1;
   const changed = await db(table)
     .where({ id, version: before.version })
@@ -286,7 +300,7 @@ async function updateLocked(
   condition: VersionCondition,
 ): Promise<Row | undefined> {
   const query = db(table).where({ id });
-  if (condition.versions) query.whereIn('version', [...condition.versions]);
+  if (!restrict(query, condition)) return undefined;
   const changed = await query.update({ ...values, version: db.raw('?? + 1', ['version']) });
   if (!changed) return undefined;
   return findRecord(db, table, id);
@@ -303,7 +317,7 @@ function wordsChanged(db: Queryable, table: string): void {
 
 export async function deleteRecord(db: Queryable, table: string, id: number, condition: VersionCondition = {}): Promise<boolean> {
   const query = db(table).where({ id });
-  if (condition.versions) query.whereIn('version', [...condition.versions]);
+  if (!restrict(query, condition)) return false;
   const deleted = (await query.delete()) > 0;
   if (deleted) wordsChanged(db, table);
   return deleted;

@@ -1091,7 +1091,7 @@ export interface components {
             };
             content?: never;
         };
-        /** @description The record's `ETag` matches none in `If-Match` (someone else changed or deleted it). Nothing was changed. */
+        /** @description The record's `ETag` matches none in `If-Match` (someone else changed or deleted it), or one in `If-None-Match`. Nothing was changed. */
         PreconditionFailed: {
             headers: {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
@@ -1534,6 +1534,13 @@ export interface components {
         /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
         if_none_match: string;
         /**
+         * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+         *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+         *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+         *     `If-Match` too, both must hold.
+         */
+        if_none_match_write: string;
+        /**
          * @description Makes the create safe to retry. A retry with the same key and the same body within 24
          *     hours answers the first response again (status, body, `Location`, with
          *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
@@ -1738,6 +1745,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -1787,6 +1801,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -1818,6 +1839,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2030,6 +2058,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2079,6 +2114,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2110,6 +2152,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2324,6 +2373,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2374,6 +2430,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2405,6 +2468,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2612,6 +2682,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2662,6 +2739,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2693,6 +2777,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2920,6 +3011,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2969,6 +3067,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -3000,6 +3105,13 @@ export interface operations {
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
+                /**
+                 * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
+                 *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
+                 *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
+                 *     `If-Match` too, both must hold.
+                 */
+                "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };

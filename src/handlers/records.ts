@@ -3,11 +3,21 @@ import type { Context } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import type { Collection, PageOf, ResourceName, Verb } from '../collections';
 import type { Db } from '../db/connection';
-import { deleteRecord, findRecord, listRecords, seekRecords, type SeekRequest, updateRecord, type Row, type Values } from '../db/records';
+import {
+  deleteRecord,
+  findRecord,
+  listRecords,
+  seekRecords,
+  type SeekRequest,
+  updateRecord,
+  type Row,
+  type Values,
+  type VersionCondition,
+} from '../db/records';
 import { getSecret } from '../db/secrets';
 import { dbTimestamp } from '../db/time';
 import { walkRecords } from '../db/walk';
-import { etag, ifMatchVersions, ifNoneMatchHits } from '../http/conditional';
+import { etag, ifMatchVersions, ifNoneMatchHits, ifNoneMatchVersions } from '../http/conditional';
 import { exportFormat, streamExport } from '../http/export';
 import { pageUrl } from '../http/links';
 import { sendJson, stringifier } from '../http/json';
@@ -69,9 +79,15 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
     sendJson(res, 200, stringifier(ctx.operation, 200)(body));
   }
 
-  /** A failed write: 412 when it was conditional (RFC 9110: a missing record fails If-Match too). */
-  function writeMissed(req: Request, id: number): HttpProblem {
+  /**
+   * A failed write: 412 when a precondition failed. RFC 9110: a missing record fails If-Match
+   * too, while If-None-Match holds for it (the write then finds no record: 404).
+   */
+  async function writeMissed(req: Request, id: number): Promise<HttpProblem> {
     if (req.get('if-match') !== undefined) return new HttpProblem(412, `The ${noun} with id ${id} has changed or is gone`);
+    if (req.get('if-none-match') !== undefined && (await findRecord(db, c.name, id))) {
+      return new HttpProblem(412, `The ${noun} with id ${id} has a version that If-None-Match names`);
+    }
     return new HttpProblem(404, `No ${noun} with id ${id}`);
   }
 
@@ -115,9 +131,13 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
     sendPage(ctx, res, body);
   }
 
-  const condition = (req: Request) => {
-    const header = req.get('if-match');
-    return header === undefined ? {} : { versions: ifMatchVersions(header) };
+  const condition = (req: Request): VersionCondition => {
+    const match = req.get('if-match');
+    const noneMatch = req.get('if-none-match');
+    return {
+      ...(match === undefined ? {} : { versions: ifMatchVersions(match) }),
+      ...(noneMatch === undefined ? {} : { except: ifNoneMatchVersions(noneMatch) ?? '*' }),
+    };
   };
 
   return {
@@ -178,20 +198,20 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
     async replace(ctx, req, res) {
       const id = idOf(ctx);
       const row = await updateRecord(db, c.name, id, { ...values(bodyOf(ctx), true), updated_at: dbTimestamp() }, condition(req));
-      if (!row) throw writeMissed(req, id);
+      if (!row) throw await writeMissed(req, id);
       sendRecord(ctx, res, 200, row);
     },
 
     async update(ctx, req, res) {
       const id = idOf(ctx);
       const row = await updateRecord(db, c.name, id, { ...values(bodyOf(ctx), false), updated_at: dbTimestamp() }, condition(req));
-      if (!row) throw writeMissed(req, id);
+      if (!row) throw await writeMissed(req, id);
       sendRecord(ctx, res, 200, row);
     },
 
     async delete(ctx, req, res) {
       const id = idOf(ctx);
-      if (!(await deleteRecord(db, c.name, id, condition(req)))) throw writeMissed(req, id);
+      if (!(await deleteRecord(db, c.name, id, condition(req)))) throw await writeMissed(req, id);
       res.status(204).end();
     },
   };

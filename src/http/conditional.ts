@@ -35,6 +35,11 @@ function parseTags(header: string): TagList {
   return { any, tags };
 }
 
+/** The version a tag names: only a tag written as the service writes it ("01" is not "1"). */
+function version(value: string): number | undefined {
+  return /^(0|[1-9][0-9]{0,14})$/.test(value) ? Number(value) : undefined;
+}
+
 /**
  * The versions an If-Match accepts: undefined for "any existing record" (`*`), else the
  * versions named by strong tags (possibly none, which nothing matches).
@@ -42,12 +47,17 @@ function parseTags(header: string): TagList {
 export function ifMatchVersions(header: string): number[] | undefined {
   const { any, tags } = parseTags(header);
   if (any) return undefined;
-  // Strong comparison is character by character: "01" is not "1", so only a tag written as the
-  // service writes it can name a version.
-  return tags.filter((t) => !t.weak && /^(0|[1-9][0-9]{0,14})$/.test(t.value)).map((t) => Number(t.value));
+  return tags.flatMap((t) => (t.weak ? [] : (version(t.value) ?? [])));
 }
 
-export function ifNoneMatchHits(header: string, version: number): boolean {
+/** The versions an If-None-Match names, weak tags included: undefined for `*` (every version). */
+export function ifNoneMatchVersions(header: string): number[] | undefined {
   const { any, tags } = parseTags(header);
-  return any || tags.some((t) => t.value === String(version));
+  if (any) return undefined;
+  return tags.flatMap((t) => version(t.value) ?? []);
+}
+
+export function ifNoneMatchHits(header: string, current: number): boolean {
+  const named = ifNoneMatchVersions(header);
+  return named === undefined || named.includes(current);
 }

@@ -1,5 +1,5 @@
 import { collections } from '../../src/collections';
-import { findRecord, insertRecord, updateRecord, type Row } from '../../src/db/records';
+import { findRecord, insertRecord, type Queryable, updateRecord, type Row, type VersionCondition } from '../../src/db/records';
 import { dbTimestamp } from '../../src/db/time';
 import { recordSerializer } from '../../src/handlers/serialize';
 import { loadSpec } from '../../src/spec';
@@ -79,5 +79,32 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     expect(await updateRecord(t.db, name, row.id as number, { ...unsearched }, { versions: [1] })).toBeUndefined();
     expect(await stored(row.id as number)).toEqual(before);
     expect(await updateRecord(t.db, name, 1e9, { ...unsearched })).toBeUndefined();
+  });
+
+  // On a record at version 2: If-Match's versions, If-None-Match's `except`, and both. Outside a
+  // transaction the condition is checked on the row read; inside one, in the UPDATE's WHERE.
+  const conditions: [string, VersionCondition, boolean][] = [
+    ['versions [2]', { versions: [2] }, true],
+    ['versions [1]', { versions: [1] }, false],
+    ['except [2]', { except: [2] }, false],
+    ['except [1, 3]', { except: [1, 3] }, true],
+    ['except []', { except: [] }, true],
+    ["except '*'", { except: '*' }, false],
+    ['versions [2], except [1]', { versions: [2], except: [1] }, true],
+    ['versions [2], except [2]', { versions: [2], except: [2] }, false],
+  ];
+  describe.each([
+    ['outside a transaction', (run: (db: Queryable) => Promise<Row | undefined>) => run(t.db)],
+    ['inside a transaction', (run: (db: Queryable) => Promise<Row | undefined>) => t.db.transaction((trx) => run(trx))],
+  ])('%s', (_where, within) => {
+    test.each(conditions)('%s: applied %s', async (_n, condition, applies) => {
+      const row = await insert(name, { ...f.defaults, ...f.valid(++serial) });
+      await updateRecord(t.db, name, row.id as number, { updated_at: dbTimestamp() });
+      const before = await stored(row.id as number);
+      const updated = await within((db) => updateRecord(db, name, row.id as number, { ...unsearched }, condition));
+      expect(updated?.version).toBe(applies ? 3 : undefined);
+      if (!applies) expect(await stored(row.id as number)).toEqual(before);
+      else expect(serialize(updated!)).toEqual(await stored(row.id as number));
+    });
   });
 });

@@ -221,6 +221,68 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     });
   });
 
+  // RFC 9110: a write whose If-None-Match names the current tag (compared weakly), or `*` for a
+  // record that exists, is not done: `If-None-Match: *` must never overwrite a record.
+  describe('writes with If-None-Match', () => {
+    type Method = 'PATCH' | 'PUT' | 'DELETE';
+    type Tags = { current: string; old: string };
+    type Row = { method: Method; headers: (t: Tags) => Record<string, string>; applies: boolean };
+    const methods: Method[] = ['PATCH', 'PUT', 'DELETE'];
+    const headers: [string, (t: Tags) => Record<string, string>, boolean][] = [
+      ['an old tag', (t) => ({ 'if-none-match': t.old }), true],
+      ['the current tag', (t) => ({ 'if-none-match': t.current }), false],
+      ['the current tag, weak', (t) => ({ 'if-none-match': weak(t.current) }), false],
+      ['*', () => ({ 'if-none-match': '*' }), false],
+      ['a list holding the current tag', (t) => ({ 'if-none-match': `"999999", ${t.current}` }), false],
+      ['a list of old tags only', (t) => ({ 'if-none-match': `${t.old}, "999999"` }), true],
+      ['the current version with a leading zero (another tag)', (t) => ({ 'if-none-match': t.current.replace('"', '"0') }), true],
+      ['the current tag behind a lower-case w/ (names none)', (t) => ({ 'if-none-match': `w/${t.current}` }), true],
+      // With If-Match too, both must hold.
+      ['an old tag, and If-Match with the current one', (t) => ({ 'if-none-match': t.old, 'if-match': t.current }), true],
+      ['the current tag, and If-Match with it', (t) => ({ 'if-none-match': t.current, 'if-match': t.current }), false],
+      ['an old tag, and If-Match with an old one', (t) => ({ 'if-none-match': t.old, 'if-match': t.old }), false],
+    ];
+    const rows: [string, Row][] = methods.flatMap((method) =>
+      headers.map(([label, h, applies]): [string, Row] => [
+        `${method} with ${label}: ${applies ? 'applied' : '412, nothing changes'}`,
+        { method, headers: h, applies },
+      ]),
+    );
+    test.each(rows)('%s', async (_n, { method, headers: h, applies }) => {
+      const t = await createWithHistory(f);
+      const body =
+        method === 'PATCH' ? { [MARK_FIELD[name]]: 'changed by if-none-match' } : method === 'PUT' ? f.valid(++serial) : undefined;
+      const res = await app.request(method, `/api/${name}/${t.record.id}/`, { body, headers: h(t) });
+      const after = await get(f, t.record.id);
+      if (!applies) {
+        expectPreconditionFailed(res);
+        expect(after.body).toEqual(t.record);
+        expect(after.headers.get('etag')).toBe(t.current);
+        return;
+      }
+      if (method === 'DELETE') {
+        expect({ status: res.status, after: after.status }).toEqual({ status: 204, after: 404 });
+        return;
+      }
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({ ...(body as object), id: t.record.id });
+      expect(after.body).toEqual(res.body);
+      expect([t.old, t.current]).not.toContain(after.headers.get('etag'));
+    });
+
+    test.each(methods.flatMap((method) => ['*', '"1"'].map((header) => [method, header] as const)))(
+      'a deleted record: %s with If-None-Match: %s is 404',
+      async (method, header) => {
+        const { record } = await create(f);
+        expect((await app.request('DELETE', `/api/${name}/${record.id}/`)).status).toBe(204);
+        const body = method === 'PATCH' ? f.patch : method === 'PUT' ? f.valid(++serial) : undefined;
+        const res = await app.request(method, `/api/${name}/${record.id}/`, { body, headers: { 'if-none-match': header } });
+        expect(res).toMatchObject({ status: 404, body: { status: 404, title: 'Not Found' } });
+        expect((await get(f, record.id)).status).toBe(404);
+      },
+    );
+  });
+
   test(`20 concurrent PATCHes with the same If-Match: exactly one wins (${dialect})`, async () => {
     const { record, etag } = await create(f);
     const field = MARK_FIELD[name];

@@ -214,8 +214,9 @@ export async function runPlan(plan: Plan, model: Model, sender: Sender): Promise
     return etagIs(version, 'the current version');
   }
 
-  // Writes. A precondition is checked before anything else that the write would do.
-  if (verb !== 'create' && cond) {
+  // Writes. A precondition is checked before anything else that the write would do. If-Match
+  // fails for a missing record (412); If-None-Match holds for it, and the write finds none (404).
+  if (verb !== 'create' && cond?.header === 'If-Match') {
     if (!condHolds(cond, Boolean(target))) {
       return void must(
         answer.status === 412,
@@ -224,6 +225,8 @@ export async function runPlan(plan: Plan, model: Model, sender: Sender): Promise
     }
   } else if (verb !== 'create' && !target) {
     return void must(answer.status === 404, `no record ${idText}: want 404`);
+  } else if (verb !== 'create' && cond && condHolds(cond, true)) {
+    return void must(answer.status === 412, `If-None-Match: ${headers['If-None-Match']} names the current ETag "${version}": want 412`);
   }
   if (verb === 'delete') {
     must(answer.status === 204, 'want 204');
