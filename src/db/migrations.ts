@@ -325,7 +325,9 @@ const KNEX_LOCK = 'knex_migrations_lock';
  * running. Knex makes that row by reading the table and inserting one when it finds none: two
  * processes making the table at once on one new SQLite file can both insert (seen under CI), and
  * knex takes its lock only when exactly one row changes, so with two rows no start on that file
- * could ever migrate again.
+ * could ever migrate again. On SQLite, "no migration is running" rests on knex running them all in
+ * one transaction with its flag: a migration declaring `config: { transaction: false }` would
+ * break it.
  */
 async function resetKnexLock(db: Db): Promise<void> {
   if (!(await db.schema.hasTable(KNEX_LOCK))) return;

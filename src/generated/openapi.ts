@@ -1537,7 +1537,8 @@ export interface components {
          * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
          *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
          *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-         *     `If-Match` too, both must hold.
+         *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+         *     (`w/"3"`) is a 400: a typo must not let the write through.
          */
         if_none_match_write: string;
         /**
@@ -1749,7 +1750,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -1805,7 +1807,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -1843,7 +1846,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2062,7 +2066,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2118,7 +2123,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2156,7 +2162,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2377,7 +2384,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2434,7 +2442,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2472,7 +2481,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2686,7 +2696,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2743,7 +2754,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2781,7 +2793,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -3015,7 +3028,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -3071,7 +3085,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -3109,7 +3124,8 @@ export interface operations {
                  * @description Apply the change only if the record's current `ETag` is none of these (compared weakly:
                  *     `W/"3"` names `"3"`); `*` names every version, so the change never applies to a record
                  *     that exists. Otherwise 412 and nothing changes; a missing record is still 404. With
-                 *     `If-Match` too, both must hold.
+                 *     `If-Match` too, both must hold. A value that is not `*` or a list of entity tags
+                 *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */

@@ -17,7 +17,7 @@ import {
 import { getSecret } from '../db/secrets';
 import { dbTimestamp } from '../db/time';
 import { walkRecords } from '../db/walk';
-import { etag, ifMatchVersions, ifNoneMatchHits, ifNoneMatchVersions } from '../http/conditional';
+import { etag, ifMatchVersions, ifNoneMatchHits, ifNoneMatchVersions, isTagList } from '../http/conditional';
 import { exportFormat, streamExport } from '../http/export';
 import { pageUrl } from '../http/links';
 import { sendJson, stringifier } from '../http/json';
@@ -80,15 +80,18 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
   }
 
   /**
-   * A failed write: 412 when a precondition failed. RFC 9110: a missing record fails If-Match
-   * too, while If-None-Match holds for it (the write then finds no record: 404).
+   * A write that found no record it could change: which precondition failed, read from the
+   * record as it is now. RFC 9110: a missing record fails If-Match too, while If-None-Match holds
+   * for it (404).
    */
-  async function writeMissed(req: Request, id: number): Promise<HttpProblem> {
-    if (req.get('if-match') !== undefined) return new HttpProblem(412, `The ${noun} with id ${id} has changed or is gone`);
-    if (req.get('if-none-match') !== undefined && (await findRecord(db, c.name, id))) {
+  async function writeMissed(req: Request, id: number, condition: VersionCondition): Promise<HttpProblem> {
+    const ifMatch = req.get('if-match') !== undefined;
+    const row = ifMatch || condition.except ? await findRecord(db, c.name, id) : undefined;
+    if (!row) return ifMatch ? new HttpProblem(412, `The ${noun} with id ${id} is gone`) : new HttpProblem(404, `No ${noun} with id ${id}`);
+    if (condition.except && (!condition.versions || condition.versions.includes(row.version))) {
       return new HttpProblem(412, `The ${noun} with id ${id} has a version that If-None-Match names`);
     }
-    return new HttpProblem(404, `No ${noun} with id ${id}`);
+    return new HttpProblem(412, `The ${noun} with id ${id} has changed`);
   }
 
   /**
@@ -134,6 +137,9 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
   const condition = (req: Request): VersionCondition => {
     const match = req.get('if-match');
     const noneMatch = req.get('if-none-match');
+    if (noneMatch !== undefined && !isTagList(noneMatch)) {
+      throw invalid([{ field: 'If-None-Match', message: 'must be * or a comma-separated list of entity tags ("3", W/"3")' }]);
+    }
     return {
       ...(match === undefined ? {} : { versions: ifMatchVersions(match) }),
       ...(noneMatch === undefined ? {} : { except: ifNoneMatchVersions(noneMatch) ?? '*' }),
@@ -197,21 +203,24 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
 
     async replace(ctx, req, res) {
       const id = idOf(ctx);
-      const row = await updateRecord(db, c.name, id, { ...values(bodyOf(ctx), true), updated_at: dbTimestamp() }, condition(req));
-      if (!row) throw await writeMissed(req, id);
+      const when = condition(req);
+      const row = await updateRecord(db, c.name, id, { ...values(bodyOf(ctx), true), updated_at: dbTimestamp() }, when);
+      if (!row) throw await writeMissed(req, id, when);
       sendRecord(ctx, res, 200, row);
     },
 
     async update(ctx, req, res) {
       const id = idOf(ctx);
-      const row = await updateRecord(db, c.name, id, { ...values(bodyOf(ctx), false), updated_at: dbTimestamp() }, condition(req));
-      if (!row) throw await writeMissed(req, id);
+      const when = condition(req);
+      const row = await updateRecord(db, c.name, id, { ...values(bodyOf(ctx), false), updated_at: dbTimestamp() }, when);
+      if (!row) throw await writeMissed(req, id, when);
       sendRecord(ctx, res, 200, row);
     },
 
     async delete(ctx, req, res) {
       const id = idOf(ctx);
-      if (!(await deleteRecord(db, c.name, id, condition(req)))) throw await writeMissed(req, id);
+      const when = condition(req);
+      if (!(await deleteRecord(db, c.name, id, when))) throw await writeMissed(req, id, when);
       res.status(204).end();
     },
   };

@@ -17,22 +17,33 @@ interface TagList {
 const ELEMENT = /[ \t]*(?:(\*)|(W\/)?"([^"]*)")?[ \t]*(?:,|$)/y;
 
 /**
- * The header as a list of entity tags. A header that is not such a list (`w/"3"`, `junk"4"`)
- * names none: an If-Match then matches nothing (412, nothing changes), an If-None-Match never
- * hits. A tag picked out of the middle of it would let a write through on a typo.
+ * The header as a list of entity tags, or undefined when it is not such a list (`w/"3"`,
+ * `junk"4"`). Such a header names none: an If-Match then matches nothing (412, nothing changes),
+ * an If-None-Match never hits. A tag picked out of the middle of it would let a write through on
+ * a typo.
  */
-function parseTags(header: string): TagList {
+function parseTags(header: string): TagList | undefined {
   const tags: TagList['tags'] = [];
   let any = false;
   for (let at = 0; at < header.length;) {
     ELEMENT.lastIndex = at;
     const m = ELEMENT.exec(header);
-    if (!m) return { any: false, tags: [] };
+    if (!m) return undefined;
     if (m[1]) any = true;
     else if (m[3] !== undefined) tags.push({ weak: Boolean(m[2]), value: m[3] });
     at = ELEMENT.lastIndex;
   }
   return { any, tags };
+}
+
+const NONE: TagList = { any: false, tags: [] };
+
+/**
+ * Whether the header is a list of entity tags. A write refuses one that is not: an If-None-Match
+ * that names nothing would let the write through on a typo.
+ */
+export function isTagList(header: string): boolean {
+  return parseTags(header) !== undefined;
 }
 
 /** The version a tag names: only a tag written as the service writes it ("01" is not "1"). */
@@ -45,14 +56,14 @@ function version(value: string): number | undefined {
  * versions named by strong tags (possibly none, which nothing matches).
  */
 export function ifMatchVersions(header: string): number[] | undefined {
-  const { any, tags } = parseTags(header);
+  const { any, tags } = parseTags(header) ?? NONE;
   if (any) return undefined;
   return tags.flatMap((t) => (t.weak ? [] : (version(t.value) ?? [])));
 }
 
 /** The versions an If-None-Match names, weak tags included: undefined for `*` (every version). */
 export function ifNoneMatchVersions(header: string): number[] | undefined {
-  const { any, tags } = parseTags(header);
+  const { any, tags } = parseTags(header) ?? NONE;
   if (any) return undefined;
   return tags.flatMap((t) => version(t.value) ?? []);
 }

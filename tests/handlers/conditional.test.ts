@@ -226,36 +226,50 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   describe('writes with If-None-Match', () => {
     type Method = 'PATCH' | 'PUT' | 'DELETE';
     type Tags = { current: string; old: string };
-    type Row = { method: Method; headers: (t: Tags) => Record<string, string>; applies: boolean };
+    /** Applied, or refused with the problem's detail: which precondition failed. */
+    type Want = 'applied' | { status: 412; detail: RegExp } | { status: 400 };
+    type Row = { method: Method; headers: (t: Tags) => Record<string, string>; want: Want };
     const methods: Method[] = ['PATCH', 'PUT', 'DELETE'];
-    const headers: [string, (t: Tags) => Record<string, string>, boolean][] = [
-      ['an old tag', (t) => ({ 'if-none-match': t.old }), true],
-      ['the current tag', (t) => ({ 'if-none-match': t.current }), false],
-      ['the current tag, weak', (t) => ({ 'if-none-match': weak(t.current) }), false],
-      ['*', () => ({ 'if-none-match': '*' }), false],
-      ['a list holding the current tag', (t) => ({ 'if-none-match': `"999999", ${t.current}` }), false],
-      ['a list of old tags only', (t) => ({ 'if-none-match': `${t.old}, "999999"` }), true],
-      ['the current version with a leading zero (another tag)', (t) => ({ 'if-none-match': t.current.replace('"', '"0') }), true],
-      ['the current tag behind a lower-case w/ (names none)', (t) => ({ 'if-none-match': `w/${t.current}` }), true],
-      // With If-Match too, both must hold.
-      ['an old tag, and If-Match with the current one', (t) => ({ 'if-none-match': t.old, 'if-match': t.current }), true],
-      ['the current tag, and If-Match with it', (t) => ({ 'if-none-match': t.current, 'if-match': t.current }), false],
-      ['an old tag, and If-Match with an old one', (t) => ({ 'if-none-match': t.old, 'if-match': t.old }), false],
+    const named = { status: 412, detail: /If-None-Match/ } as const;
+    const changed = { status: 412, detail: /has changed$/ } as const;
+    const headers: [string, (t: Tags) => Record<string, string>, Want][] = [
+      ['an old tag', (t) => ({ 'if-none-match': t.old }), 'applied'],
+      ['the current tag', (t) => ({ 'if-none-match': t.current }), named],
+      ['the current tag, weak', (t) => ({ 'if-none-match': weak(t.current) }), named],
+      ['*', () => ({ 'if-none-match': '*' }), named],
+      ['a list holding the current tag', (t) => ({ 'if-none-match': `"999999", ${t.current}` }), named],
+      ['a list of old tags only', (t) => ({ 'if-none-match': `${t.old}, "999999"` }), 'applied'],
+      ['the current version with a leading zero (another tag)', (t) => ({ 'if-none-match': t.current.replace('"', '"0') }), 'applied'],
+      ['"*" quoted (a tag, not *)', () => ({ 'if-none-match': '"*"' }), 'applied'],
+      // Not a list of entity tags: it names none, which would let the write through on a typo.
+      ['the current tag behind a lower-case w/', (t) => ({ 'if-none-match': `w/${t.current}` }), { status: 400 }],
+      ['a list of the current tag, then junk', (t) => ({ 'if-none-match': `${t.current}, junk` }), { status: 400 }],
+      // With If-Match too, both must hold; the detail says which did not.
+      ['an old tag, and If-Match with the current one', (t) => ({ 'if-none-match': t.old, 'if-match': t.current }), 'applied'],
+      ['the current tag, and If-Match with it', (t) => ({ 'if-none-match': t.current, 'if-match': t.current }), named],
+      ['*, and If-Match: *', () => ({ 'if-none-match': '*', 'if-match': '*' }), named],
+      ['an old tag, and If-Match with an old one', (t) => ({ 'if-none-match': t.old, 'if-match': t.old }), changed],
+      ['the current tag, and If-Match with an old one', (t) => ({ 'if-none-match': t.current, 'if-match': t.old }), changed],
     ];
     const rows: [string, Row][] = methods.flatMap((method) =>
-      headers.map(([label, h, applies]): [string, Row] => [
-        `${method} with ${label}: ${applies ? 'applied' : '412, nothing changes'}`,
-        { method, headers: h, applies },
+      headers.map(([label, h, want]): [string, Row] => [
+        `${method} with ${label}: ${want === 'applied' ? 'applied' : `${want.status}, nothing changes`}`,
+        { method, headers: h, want },
       ]),
     );
-    test.each(rows)('%s', async (_n, { method, headers: h, applies }) => {
+    test.each(rows)('%s', async (_n, { method, headers: h, want }) => {
       const t = await createWithHistory(f);
       const body =
         method === 'PATCH' ? { [MARK_FIELD[name]]: 'changed by if-none-match' } : method === 'PUT' ? f.valid(++serial) : undefined;
       const res = await app.request(method, `/api/${name}/${t.record.id}/`, { body, headers: h(t) });
       const after = await get(f, t.record.id);
-      if (!applies) {
-        expectPreconditionFailed(res);
+      if (want !== 'applied') {
+        if (want.status === 412) {
+          expectPreconditionFailed(res);
+          expect(res.body.detail).toMatch(want.detail);
+        } else {
+          expect(res).toMatchObject({ status: 400, body: { status: 400, errors: [{ field: 'If-None-Match' }] } });
+        }
         expect(after.body).toEqual(t.record);
         expect(after.headers.get('etag')).toBe(t.current);
         return;

@@ -26,6 +26,8 @@ export interface Conditional {
   star: boolean;
   tags: TagChoice[];
   separator: string;
+  /** Spoiled by a last element that is no entity tag (`w/"3"`): the header names none. */
+  malformed: boolean;
 }
 
 /**
@@ -245,6 +247,7 @@ function conditional(header: Conditional['header']): fc.Arbitrary<Conditional> {
     star: fc.nat({ max: 5 }).map((n) => n === 0),
     tags: fc.array(tagChoice, { minLength: 1, maxLength: 4 }),
     separator: fc.constantFrom(', ', ',', ' , ', ',\t'),
+    malformed: fc.nat({ max: 7 }).map((n) => n === 0),
   });
 }
 

@@ -92,7 +92,8 @@ const versionOf = (answer: Answer): number | undefined => {
 
 /** The entity tags of a conditional header, written against the record's version `v`. */
 function conditionalHeader(cond: Conditional, v: number): string {
-  if (cond.star) return '*';
+  const spoiled = (header: string) => (cond.malformed ? `${header}${cond.separator}w/"${v}"` : header);
+  if (cond.star) return spoiled('*');
   const tag = (t: TagChoice) => {
     const value =
       t.kind === 'current'
@@ -104,7 +105,7 @@ function conditionalHeader(cond: Conditional, v: number): string {
             : t.value;
     return `${t.weak ? 'W/' : ''}"${value}"`;
   };
-  return cond.tags.map(tag).join(cond.separator);
+  return spoiled(cond.tags.map(tag).join(cond.separator));
 }
 
 /**
@@ -113,7 +114,7 @@ function conditionalHeader(cond: Conditional, v: number): string {
  * character by character, so `"01"` is not `"1"`.
  */
 function condHolds(cond: Conditional, exists: boolean): boolean {
-  if (!exists) return false;
+  if (!exists || cond.malformed) return false;
   if (cond.star) return true;
   return cond.tags.some((t) => t.kind === 'current' && (cond.header === 'If-None-Match' || !t.weak));
 }
@@ -216,6 +217,11 @@ export async function runPlan(plan: Plan, model: Model, sender: Sender): Promise
 
   // Writes. A precondition is checked before anything else that the write would do. If-Match
   // fails for a missing record (412); If-None-Match holds for it, and the write finds none (404).
+  // An If-None-Match that is no list of entity tags is refused: it would let the write through.
+  if (verb !== 'create' && cond?.header === 'If-None-Match' && cond.malformed) {
+    must(answer.status === 400, `If-None-Match: ${headers['If-None-Match']} is no list of entity tags: want 400`);
+    return void must(named(answer).includes('If-None-Match'), 'the 400 must name If-None-Match');
+  }
   if (verb !== 'create' && cond?.header === 'If-Match') {
     if (!condHolds(cond, Boolean(target))) {
       return void must(
