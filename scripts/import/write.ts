@@ -90,7 +90,8 @@ async function writeSqlite(db: Db, rows: AsyncIterable<Value[]>, options: WriteO
     try {
       const finishIndex = sqliteBulkIndex(conn, table, searchFields);
       for await (const row of rows) {
-        insert.run(row);
+        // better-sqlite3 binds no booleans: 0 and 1, as knex binds them.
+        insert.run(row.map((v) => (typeof v === 'boolean' ? Number(v) : v)));
         if (++done % 10_000 === 0) onProgress?.(done);
       }
       if (finishIndex) {

@@ -11,7 +11,7 @@ import { loadSpec } from '../../src/spec';
 import { mix, Rng } from './random';
 import { asciiName, EMAIL_DOMAINS, FIRST_NAMES, GENRES, LAST_NAMES, WORDS } from './words';
 
-export type Value = string | number | null;
+export type Value = string | number | boolean | null;
 export const COLLECTIONS = collections.map((c) => c.name);
 export type CollectionName = string;
 
@@ -126,6 +126,7 @@ function generator(col: ColumnSpec, schema: OpenAPIV3.SchemaObject, required: bo
     const high = Math.min(schema.maximum ?? 5000, low + 5000);
     return (row) => (row.rng.chance(0.1) ? low : row.rng.int(low, high));
   }
+  if (col.kind === 'boolean') return (row) => row.rng.chance(0.2);
   if (col.kind === 'date') return maybeNull((row) => sqlDate(row.created + row.rng.int(-365, 60) * DAY), 0.2);
   if (schema.enum) return (row) => row.rng.pick(schema.enum as string[]);
   if (col.unique || schema.pattern)

@@ -45,7 +45,7 @@ async function loadMysql(db: Db, source: RowSource, options: LoadOptions): Promi
       while (i < count && bytes < batchBytes) {
         const tuple = `(${source
           .row(i)
-          .map((v) => (typeof v === 'number' ? String(v) : escape(v)))
+          .map((v) => (typeof v === 'number' ? String(v) : typeof v === 'boolean' ? (v ? '1' : '0') : escape(v)))
           .join(',')})`;
         parts.push(tuple);
         bytes += tuple.length + 1;
@@ -91,7 +91,8 @@ async function loadSqlite(db: Db, source: RowSource, options: LoadOptions): Prom
     const batch = conn.transaction((from: number, to: number) => {
       // The search index is filled once a batch, not by its trigger row by row (3.5x faster).
       const finishIndex = sqliteBulkIndex(conn, source.table, fields);
-      for (let i = from; i < to; i++) insert.run(source.row(i));
+      // better-sqlite3 binds no booleans: 0 and 1, as knex binds them.
+      for (let i = from; i < to; i++) insert.run(source.row(i).map((v) => (typeof v === 'boolean' ? Number(v) : v)));
       finishIndex?.();
     });
     for (let i = 0; i < count; i += 20_000) {

@@ -17,7 +17,7 @@ export const DECIMAL: readonly [number, number] = [10, 2];
 /** A client field as the table stores it, read from the spec's write schema. */
 export interface ColumnSpec {
   name: string;
-  kind: 'varchar' | 'text' | 'date' | 'decimal' | 'integer';
+  kind: 'varchar' | 'text' | 'date' | 'decimal' | 'integer' | 'boolean';
   /** varchar: characters (the schema's maxLength, or the longest enum value). */
   length?: number;
   nullable: boolean;
@@ -47,6 +47,7 @@ export function recordColumns(spec: OpenAPIV3.Document, c: Collection): ColumnSp
         throw new Error(`${c.resource}Write.${name}: an integer field needs a maximum of at most ${INT_MAX}`);
       return { ...base, kind: 'integer' };
     }
+    if (s.type === 'boolean') return { ...base, kind: 'boolean' };
     if (s.format === 'date') return { ...base, kind: 'date' };
     if (s.enum) return { ...base, kind: 'varchar', length: Math.max(...s.enum.map((v) => String(v).length)) };
     if (s.type === 'string' && s.maxLength !== undefined) return { ...base, kind: 'varchar', length: s.maxLength };
@@ -74,6 +75,7 @@ function addColumn(t: Knex.CreateTableBuilder, table: string, col: ColumnSpec, m
   else if (col.kind === 'text') b = t.text(col.name, 'longtext');
   else if (col.kind === 'date') b = t.date(col.name);
   else if (col.kind === 'decimal') b = t.decimal(col.name, ...DECIMAL);
+  else if (col.kind === 'boolean') b = t.boolean(col.name);
   else b = t.integer(col.name);
   if (col.nullable) b.nullable();
   else b.notNullable();

@@ -4,14 +4,24 @@ import type { Row } from '../db/records';
 import { apiTimestamp } from '../db/time';
 import { clientProperties } from '../spec';
 
-/** A client field and its default, read from the spec's write schema (never restated here). */
+/** A client field, its default and whether it is a boolean, read from the spec's write schema (never restated here). */
 export interface Field {
   name: string;
   default: unknown;
+  boolean: boolean;
 }
 
 export function writeFields(spec: OpenAPIV3.Document, resource: ResourceName): Field[] {
-  return Object.entries(clientProperties(spec, resource)).map(([name, prop]) => ({ name, default: prop.default as unknown }));
+  return Object.entries(clientProperties(spec, resource)).map(([name, prop]) => ({
+    name,
+    default: prop.default as unknown,
+    boolean: prop.type === 'boolean',
+  }));
+}
+
+/** Both databases store a boolean as 0 or 1 (SQLite has no boolean type; MySQL's is TINYINT(1)). */
+function boolean(value: unknown): boolean | null {
+  return value === null || value === undefined ? null : Boolean(Number(value));
 }
 
 /** Exactly two decimals, whether the value is MySQL's DECIMAL string, SQLite's REAL or as sent. */
@@ -27,7 +37,7 @@ export function recordSerializer(spec: OpenAPIV3.Document, c: Collection): (row:
   const decimals = new Set<string>(c.decimalFields);
   return (row) => {
     const out: Record<string, unknown> = { id: Number(row.id) };
-    for (const { name } of fields) out[name] = decimals.has(name) ? decimal(row[name]) : row[name];
+    for (const f of fields) out[f.name] = decimals.has(f.name) ? decimal(row[f.name]) : f.boolean ? boolean(row[f.name]) : row[f.name];
     out.created_at = apiTimestamp(row.created_at);
     out.updated_at = apiTimestamp(row.updated_at);
     return out as RecordOf<ResourceName>;

@@ -3,6 +3,8 @@ import { collections } from '../../src/collections';
 import { isMysql } from '../../src/db/connection';
 import { countAll } from '../../src/db/counts';
 import { type ColumnSpec, createRecordTable, dropRecordTable, recordColumns } from '../../src/db/tables';
+import { findRecord } from '../../src/db/records';
+import { recordSerializer } from '../../src/handlers/serialize';
 import { loadSpec } from '../../src/spec';
 import { createTestDatabase, type TestDatabase } from '../helpers/db';
 
@@ -76,6 +78,7 @@ const TYPES: Record<ColumnSpec['kind'], string[]> = {
   date: ['date'],
   decimal: ['decimal', 'float'],
   integer: ['int', 'integer'],
+  boolean: ['tinyint', 'boolean'],
 };
 
 describe.each(collections.map((c) => [c.name, c] as const))('the %s table', (_name, c) => {
@@ -160,5 +163,47 @@ function sample(col: ColumnSpec): unknown {
   if (col.nullable) return null;
   if (col.kind === 'integer' || col.kind === 'decimal') return 1;
   if (col.kind === 'date') return '2026-01-01';
+  if (col.kind === 'boolean') return true;
   return col.fold ? 'a@example.com' : 'a';
 }
+
+// No collection has a boolean field yet; one added later gets a column that stores it and a
+// record that answers `true`/`false` (both databases store 0 or 1), `null` when nullable.
+describe('a boolean field', () => {
+  const tasks = collections.find((c) => c.name === 'tasks')!;
+  const flagged = { ...tasks, name: 'tasks_flagged' };
+  const spec = structuredClone(loadSpec());
+  for (const schema of ['Task', 'TaskWrite']) {
+    const props = (spec.components!.schemas![schema] as { properties: Record<string, object> }).properties;
+    props.pinned = { type: 'boolean', default: false };
+    props.archived = { type: 'boolean', nullable: true };
+  }
+  let t: TestDatabase;
+  beforeAll(async () => {
+    t = await createTestDatabase();
+    await createRecordTable(t.db, flagged, spec);
+  });
+  afterAll(() => t.drop());
+
+  test('is a boolean column', async () => {
+    const cols = recordColumns(spec, flagged).filter((col) => ['pinned', 'archived'].includes(col.name));
+    expect(cols.map(({ name, kind, nullable }) => ({ name, kind, nullable }))).toEqual([
+      { name: 'pinned', kind: 'boolean', nullable: false },
+      { name: 'archived', kind: 'boolean', nullable: true },
+    ]);
+    const live = await liveColumns(t.db, flagged.name);
+    expect([live.pinned, live.archived].map((col) => TYPES.boolean.includes(col.type))).toEqual([true, true]);
+  });
+
+  test.each([
+    [true, null],
+    [false, true],
+    [true, false],
+  ])('pinned %s, archived %s: answered as sent', async (pinned, archived) => {
+    const row = Object.fromEntries(recordColumns(spec, flagged).map((col) => [col.name, sample(col)]));
+    const stamp = '2026-01-01 00:00:00.000';
+    const [id] = await t.db(flagged.name).insert({ ...row, pinned, archived, created_at: stamp, updated_at: stamp });
+    const stored = await findRecord(t.db, flagged.name, Number(id));
+    expect(recordSerializer(spec, flagged)(stored!)).toMatchObject({ pinned, archived });
+  });
+});

@@ -1,5 +1,7 @@
 import { dialect } from '../helpers/db';
 import { startTestApp, type TestApp, type TestResponse } from '../helpers/app';
+import { collectionNamed } from '../../src/collections';
+import { clientProperties, loadSpec } from '../../src/spec';
 import { fixtures, type Fixture } from '../helpers/fixtures';
 
 let app: TestApp;
@@ -10,15 +12,24 @@ afterAll(() => app.close());
 
 type Rec = Record<string, any> & { id: number };
 
+const spec = loadSpec();
 const STRONG = /^"[0-9]+"$/;
-/** A text field per collection that any string of a few letters fits, so concurrent writers can each leave their own mark. */
-const MARK_FIELD: Record<Fixture['name'], string> = {
-  posts: 'title',
-  products: 'name',
-  books: 'title',
-  users: 'first_name',
-  tasks: 'title',
-};
+/**
+ * A text field per collection that any string of a few letters fits (free text: no format,
+ * pattern or enum, not unique, room for 30 characters), so concurrent writers can each leave
+ * their own mark. Read from the spec, so a new collection has one too.
+ */
+const MARK_FIELD: Record<string, string> = Object.fromEntries(
+  fixtures.map((f) => {
+    const props = clientProperties(spec, collectionNamed(f.name, (m) => new Error(m)).resource);
+    const free = Object.entries(props).find(
+      ([field, p]) =>
+        p.type === 'string' && !p.format && !p.pattern && !p.enum && (p.maxLength ?? Infinity) >= 30 && !f.uniqueFields.includes(field),
+    );
+    if (!free) throw new Error(`${f.name}: no free-text field to mark writes with`);
+    return [f.name, free[0]];
+  }),
+);
 
 let serial = 0;
 async function create(f: Fixture): Promise<{ record: Rec; etag: string }> {

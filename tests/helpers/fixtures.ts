@@ -72,9 +72,22 @@ function generated(c: Collection): HandWritten {
       !props[f.name].enum &&
       !(c.searchFields as readonly string[]).includes(f.name),
   );
+  const value = (n: number, field: string) => source.row(n)[source.columns.indexOf(field)];
+  const required = new Set(writeSchema(spec, c).required ?? []);
+  // As the hand-written ones are: a create body with the required fields only, and a PATCH that
+  // moves every optional field off its default (the validation tests rely on both).
+  const optional = fields.filter((f) => !required.has(f.name));
+  const offDefault = optional.flatMap((f) => {
+    const byDefault = props[f.name].default ?? null;
+    for (let n = 1; n <= 100; n++) {
+      const v = value(n, f.name);
+      if (v !== null && v !== byDefault) return [[f.name, v] as const];
+    }
+    return [];
+  });
   return {
-    valid: (n) => Object.fromEntries(fields.map((f) => [f.name, source.row(n)[source.columns.indexOf(f.name)]])),
-    patch: { [c.searchFields[0]]: 'Patched' },
+    valid: (n) => Object.fromEntries(fields.filter((f) => required.has(f.name)).map((f) => [f.name, value(n, f.name)])),
+    patch: { ...Object.fromEntries(offDefault), [c.searchFields[0]]: 'Patched' },
     unsearchedText: text?.name,
   };
 }
