@@ -5,9 +5,9 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { escape } from 'mysql2';
 import { type Db, isMysql } from '../../src/db/connection';
 import { sqliteBulkIndex } from '../../src/db/searchIndex';
-import { connectionPool, type MysqlConnection, run } from '../lib/pool';
+import { connectionPool, type MysqlConnection, run, sqliteValues } from '../lib/pool';
 
-export type Value = string | number | null;
+export type Value = string | number | boolean | null;
 
 export interface WriteOptions {
   table: string;
@@ -90,8 +90,7 @@ async function writeSqlite(db: Db, rows: AsyncIterable<Value[]>, options: WriteO
     try {
       const finishIndex = sqliteBulkIndex(conn, table, searchFields);
       for await (const row of rows) {
-        // better-sqlite3 binds no booleans: 0 and 1, as knex binds them.
-        insert.run(row.map((v) => (typeof v === 'boolean' ? Number(v) : v)));
+        insert.run(sqliteValues(row));
         if (++done % 10_000 === 0) onProgress?.(done);
       }
       if (finishIndex) {

@@ -18,3 +18,8 @@ export function connectionPool<C>(db: Db): ConnectionPool<C> {
 export function run(conn: MysqlConnection, sql: string): Promise<void> {
   return new Promise((resolve, reject) => conn.query(sql, (err) => (err ? reject(err) : resolve())));
 }
+
+/** A row's values as better-sqlite3 binds them: it refuses booleans, so 0 and 1, as knex binds them. */
+export function sqliteValues(row: readonly (string | number | boolean | null)[]): (string | number | null)[] {
+  return row.map((v) => (typeof v === 'boolean' ? Number(v) : v));
+}
