@@ -5,6 +5,8 @@ import type { Connection as MysqlConnection } from 'mysql2';
 import type { DatabaseConfig, PoolConfig } from '../config';
 import { makeFolder } from '../lib/makeFolder';
 import { within } from '../lib/within';
+import { searchFold } from './fold';
+import { tokenList, tokenText } from './tokenize';
 
 export type Db = Knex;
 
@@ -37,11 +39,6 @@ function unicodeLower(value: unknown): unknown {
 
 function searchHolds(value: unknown, folded: unknown): number | null {
   return typeof value === 'string' && typeof folded === 'string' ? Number(searchFold(value).includes(folded)) : null;
-}
-
-/** Search's case fold, in SQL as lower() and search_fold() on SQLite (the search index's). */
-export function searchFold(text: string): string {
-  return text.replace(/Σ/g, 'σ').toLowerCase();
 }
 
 export interface OpenOptions {
@@ -87,6 +84,9 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
             conn.function('search_fold', { deterministic: true }, unicodeLower);
             // Search's predicate: the field, folded, holds the (folded) term (search.ts).
             conn.function('search_holds', { deterministic: true }, searchHolds);
+            // The token index's text and vocabulary (tokens.ts).
+            conn.function('search_tokens', { deterministic: true, varargs: true }, tokenText);
+            conn.function('search_token_list', { deterministic: true, varargs: true }, tokenList);
             done(null, conn);
           } catch (err) {
             done(err as Error, conn);

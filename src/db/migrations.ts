@@ -7,6 +7,7 @@ import { orderIndexName } from './order';
 import { retrying } from './retry';
 import { addDenseWords } from './denseWords';
 import { indexTable, sqliteIndexStatements } from './searchIndex';
+import { sqliteTokenDropStatements, sqliteTokenStatements } from './tokens';
 import {
   addRemovalsRow,
   addWordGrams,
@@ -267,6 +268,18 @@ migrations['20261125_010_dense_words'] = {
       await db.schema.dropTableIfExists(without);
       await db.schema.dropTableIfExists(dense);
     }
+  },
+};
+
+migrations['20261127_011_token_index'] = {
+  // SQLite: the token index beside the trigram index (tokens.ts), filled from the rows already there.
+  async up(db) {
+    if (isMysql(db)) return;
+    for (const c of FIRST_COLLECTIONS) for (const sql of sqliteTokenStatements(c.name, c.searchFields)) await db.raw(sql);
+  },
+  async down(db) {
+    if (isMysql(db)) return;
+    for (const table of RECORD_TABLES) for (const sql of sqliteTokenDropStatements(table)) await db.raw(sql);
   },
 };
 

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { type Db, isMysql, searchFold } from './connection';
+import { type Db, isMysql } from './connection';
+import { searchFold } from './fold';
 
 /**
  * Splits a search into terms: white space and commas separate terms, and a double-quoted

@@ -1,12 +1,14 @@
 import { totalmem } from 'node:os';
 import type { Knex } from 'knex';
-import { type Db, inTransaction, isMysql, searchFold } from './connection';
+import { type Db, inTransaction, isMysql } from './connection';
+import { searchFold } from './fold';
 import { orderIndexName } from './order';
 import { planDenseCount } from './denseWords';
 import { applySearch, foldCollation, READ_AS_REPLACEMENT } from './search';
 import { indexedFields, removalsOf } from './wordIndex';
 import { searchTuning } from './searchTuning';
-import { planTrigrams, type TermPlan } from './trigrams';
+import { planTrigrams, rankTrigrams, type TermPlan } from './trigrams';
+import { sqliteTokenFill, sqliteTokenInsertTrigger, tokenEligible, tokenQuery, tokenTables } from './tokens';
 import { applyWords, countWords, matchingIds, planWords } from './wordSearch';
 
 /**
@@ -53,9 +55,9 @@ const BULK_HASH_BYTES = Math.min(256 * 1024 ** 2, Math.floor(totalmem() / 16));
 const DEFAULT_HASH_BYTES = 1024 * 1024;
 
 /**
- * For a bulk load on SQLite, inside its transaction: the index's insert trigger is dropped,
- * and `finish` indexes the rows added since (one INSERT ... SELECT, about 3.5x faster than a
- * trigger per row) and puts the trigger back. DDL is transactional in SQLite, so a rollback
+ * For a bulk load on SQLite, inside its transaction: the indexes' insert triggers are dropped,
+ * and `finish` indexes the rows added since (one INSERT ... SELECT each, about 3.5x faster than a
+ * trigger per row) and puts the triggers back. DDL is transactional in SQLite, so a rollback
  * undoes all of it. Returns undefined when the table has no index.
  */
 export function sqliteBulkIndex(
@@ -64,23 +66,32 @@ export function sqliteBulkIndex(
   fields: readonly string[],
 ): (() => void) | undefined {
   const fts = indexTable(table);
-  const trigger = `${fts}_insert`;
-  if (!conn.prepare("SELECT 1 AS y FROM sqlite_master WHERE type = 'trigger' AND name = ?").get(trigger)) return undefined;
+  const { tokens } = tokenTables(table);
+  const exists = (trigger: string) => conn.prepare("SELECT 1 AS y FROM sqlite_master WHERE type = 'trigger' AND name = ?").get(trigger);
+  if (!exists(`${fts}_insert`)) return undefined;
+  const withTokens = exists(`${tokens}_insert`) !== undefined;
   const [, fill, create] = sqliteIndexStatements(table, fields);
   const { top } = conn.prepare(`SELECT COALESCE(MAX(id), 0) AS top FROM "${table}"`).get() as { top: number };
-  conn.prepare(`DROP TRIGGER "${trigger}"`).run();
+  conn.prepare(`DROP TRIGGER "${fts}_insert"`).run();
+  if (withTokens) conn.prepare(`DROP TRIGGER "${tokens}_insert"`).run();
   // FTS5 writes its in-memory terms out as a new segment each time they pass `hashsize` (1 MB
   // by default) and merges those segments as it goes: in one bulk INSERT, a third of its work.
   // With 256 MB for the load, an import of 1,000,000 posts indexed them in 233 s instead of
   // 342 (1 GB: 244 s, no better). The setting is a row of the index's config, so the
   // transaction holds it; the default is put back after. The size is written into the SQL, as
   // FTS5 takes an integer and better-sqlite3 binds a number as a real.
-  const setHash = (bytes: number) => conn.prepare(`INSERT INTO "${fts}" ("${fts}", rank) VALUES ('hashsize', ${bytes})`).run();
+  const setHash = (index: string, bytes: number) =>
+    conn.prepare(`INSERT INTO "${index}" ("${index}", rank) VALUES ('hashsize', ${bytes})`).run();
   return () => {
-    setHash(BULK_HASH_BYTES);
+    setHash(fts, BULK_HASH_BYTES);
     conn.prepare(`${fill} WHERE id > ?`).run(top);
-    setHash(DEFAULT_HASH_BYTES);
+    setHash(fts, DEFAULT_HASH_BYTES);
     conn.prepare(create).run();
+    if (!withTokens) return;
+    setHash(tokens, BULK_HASH_BYTES);
+    for (const sql of sqliteTokenFill(table, fields, top)) conn.prepare(sql).run();
+    setHash(tokens, DEFAULT_HASH_BYTES);
+    conn.prepare(sqliteTokenInsertTrigger(table, fields)).run();
   };
 }
 
@@ -213,6 +224,8 @@ export async function planSearch(
   };
   const walkLimit = () => searchTuning.walkEntries;
   if (!terms.length) return { apply: () => {}, indexed: false, among, walkLimit };
+  const byTokens = await planTokens(db, spec, terms, among, walkLimit);
+  if (byTokens) return byTokens;
   const fts = indexTable(table);
   const indexed = terms.filter(indexable);
   const none: TermPlan = { queries: [], narrowed: [], share: 1 };
@@ -237,6 +250,51 @@ export async function planSearch(
     indexed: queries.length > 0,
     count: decided ? () => countMatches(db, fts, match) : undefined,
     ids: decided ? () => db(fts).select({ id: 'rowid' }).whereRaw('?? MATCH ?', [fts, match]) : undefined,
+    among,
+    walkLimit,
+  };
+}
+
+/**
+ * SQLite: the token index's plan (tokens.ts), when it decides every term and none is common (by
+ * the trigram sample: searchTuning.tokenShare); else undefined.
+ */
+async function planTokens(
+  db: Db,
+  spec: { table: string; searchFields: readonly string[] },
+  terms: readonly string[],
+  among: SearchPlan['among'],
+  walkLimit: SearchPlan['walkLimit'],
+): Promise<SearchPlan | undefined> {
+  const folded = terms.map(searchFold);
+  if (!folded.every((f) => [...f].length >= TRIGRAM && tokenEligible(f))) return undefined;
+  const { share } = await rankTrigrams(db, spec, folded);
+  if (share > searchTuning.tokenShare) return undefined;
+  const match = await tokenQuery(db, spec.table, folded);
+  if (match === undefined) return undefined;
+  if (!match) {
+    // Some term is in no token: nothing matches.
+    const none = (q: Knex.QueryBuilder) => q.whereRaw('0 = 1');
+    return {
+      apply: (q) => void none(q),
+      share: 0,
+      atMost: 0,
+      indexed: true,
+      count: () => Promise.resolve(0),
+      ids: () => none(db(spec.table).select('id')),
+      among,
+      walkLimit,
+    };
+  }
+  const { tokens } = tokenTables(spec.table);
+  return {
+    apply(q, walk = false) {
+      q.whereRaw(`${walk ? '+' : ''}?? IN (SELECT rowid FROM ?? WHERE ?? MATCH ?)`, [`${spec.table}.id`, tokens, tokens, match]);
+    },
+    share,
+    indexed: true,
+    count: () => countMatches(db, tokens, match),
+    ids: () => db(tokens).select({ id: 'rowid' }).whereRaw('?? MATCH ?', [tokens, match]),
     among,
     walkLimit,
   };

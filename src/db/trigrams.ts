@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
-import { type Db, searchFold } from './connection';
+import type { Db } from './connection';
+import { searchFold } from './fold';
 import { searchTuning } from './searchTuning';
 
 // FTS5 answers a phrase by reading the posting list of every trigram in it, in full: a long term
@@ -64,6 +65,21 @@ function sampleOf(db: Db, table: string, fields: readonly string[]): Promise<Sam
   return found;
 }
 
+/**
+ * Each folded term's trigrams, rarest first in the table's sample, and the share of the sampled
+ * rows holding the rarest trigram of any term: at most about this share of the rows match.
+ */
+export async function rankTrigrams(
+  db: Db,
+  spec: { table: string; searchFields: readonly string[] },
+  folded: readonly string[],
+): Promise<{ ranked: string[][]; share: number }> {
+  const { counts, rows } = await sampleOf(db, spec.table, spec.searchFields);
+  const rarity = (t: string) => counts.get(t) ?? 0;
+  const ranked = folded.map((f) => trigramsOf(f).sort((a, b) => rarity(a) - rarity(b)));
+  return { ranked, share: rows ? Math.min(...ranked.map((grams) => rarity(grams[0]) / rows)) : 1 };
+}
+
 /** An FTS5 query string requiring each of these folded strings as a phrase. */
 export function allOf(folded: readonly string[]): string {
   return folded.map((t) => `"${t.replace(/"/g, '""')}"`).join(' AND ');
@@ -94,11 +110,8 @@ export async function planTrigrams(
   fts: string,
   terms: readonly string[],
 ): Promise<TermPlan> {
-  const { counts, rows } = await sampleOf(db, spec.table, spec.searchFields);
-  const rarity = (t: string) => counts.get(t) ?? 0;
   const folded = terms.map(searchFold);
-  const ranked = folded.map((f) => trigramsOf(f).sort((a, b) => rarity(a) - rarity(b)));
-  const share = rows ? Math.min(...ranked.map((grams) => rarity(grams[0]) / rows)) : 1;
+  const { ranked, share } = await rankTrigrams(db, spec, folded);
   const phrases = { queries: folded.map((f) => allOf([f])), narrowed: [], share };
   const long = ranked.map((grams) => grams.length > NARROWING);
   if (!long.some(Boolean)) return phrases;

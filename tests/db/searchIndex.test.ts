@@ -40,6 +40,8 @@ const TEXTS = [
   'code 50%_o _offz MILLIMÉTRÉE',
   // Characters SQLite reads as U+FFFD (the fold keeps them apart).
   'pq\uffffr qzjvkw\ufffexyz',
+  // Where the token index cuts (tokens.ts) and what it keeps inside tokens.
+  'tab\there,comma\x01ctl "quoted" it\'s (paren) [x]',
 ];
 
 const SEARCHES = [
@@ -103,6 +105,13 @@ const SEARCHES = [
   'qzjvkw\ufffdxyz',
   'qzjvkw\uffffxyz',
   'qzjvkw\ufffexyz',
+  'comma',
+  'comma\x01ctl',
+  '"tab\there"',
+  '"here,comma"',
+  "it's",
+  '(paren)',
+  '"quoted"',
 ];
 
 const TUNINGS: [string, Partial<typeof searchTuning>][] = [
@@ -111,6 +120,10 @@ const TUNINGS: [string, Partial<typeof searchTuning>][] = [
   ['no matches held, no walk with the predicate', { maxHeld: 0, walkRows: 0 }],
   ['every term a phrase', { maxCandidates: 0 }],
   ['none of these', { maxHeld: 0, walkEntries: 0, walkPerMatch: 0, walkRows: 0, maxCandidates: 0 }],
+  ['every term by its tokens', { tokenShare: 1 }],
+  ['every term by its tokens, no matches held, no walk', { tokenShare: 1, maxHeld: 0, walkEntries: 0, walkRows: 0 }],
+  ['no term by its tokens', { tokenShare: -1 }],
+  ['tokens of at most one per term', { tokenShare: 1, termTokens: 1 }],
 ];
 /** Long terms (narrowed by trigrams), short ones (a phrase), short of a trigram, and none. */
 const TUNED_SEARCHES = [
@@ -127,6 +140,8 @@ const TUNED_SEARCHES = [
   '50%_off',
   'qzjvkw\ufffdxyz',
   'pq\ufffdr',
+  "it's",
+  'comma\x01ctl',
 ];
 
 // Users hold few characters in their search fields; texts they cannot hold are bent to fit.
@@ -218,8 +233,9 @@ describe.each(perCollection)('%s', (_name, f) => {
 
   // On tables this small SQLite holds every search's matches, narrows every long term by its
   // rarest trigrams and walks the order's index for every page; these reach the other paths.
-  // MySQL has no trigram plan: only holding matches and walking the order apply there.
-  describe.each(TUNINGS.filter(([, tuning]) => dialect === 'sqlite' || tuning.maxCandidates === undefined))('with %s', (_what, tuning) => {
+  // MySQL has no trigram plan and no token index: only holding matches and walking the order apply there.
+  const sqliteOnly = (tuning: Partial<typeof searchTuning>) => ['maxCandidates', 'tokenShare', 'termTokens'].some((k) => k in tuning);
+  describe.each(TUNINGS.filter(([, tuning]) => dialect === 'sqlite' || !sqliteOnly(tuning)))('with %s', (_what, tuning) => {
     const defaults = { ...searchTuning };
     beforeAll(() => void Object.assign(searchTuning, tuning));
     afterAll(() => void Object.assign(searchTuning, defaults));

@@ -1,0 +1,115 @@
+import type { Knex } from 'knex';
+import type { Db } from './connection';
+import { READ_AS_REPLACEMENT } from './search';
+import { searchTuning } from './searchTuning';
+import { OVERLAP, SEPARATOR, TOKEN_CHARS } from './tokenize';
+
+// SQLite's second search index: each record's folded text cut into tokens at the characters a
+// search term never holds, in FTS5 without positions (`<table>_search_tokens`), and a vocabulary
+// of every token ever indexed with a trigram index of its own. A term without such characters
+// occurs in a text only inside one token, so the records holding it are exactly the records
+// holding a token that contains it: the vocabulary names those tokens (a few, found in a small
+// index), and FTS5 counts and lists their records from short lists. At 1,000,000 posts a term in
+// 469 of them was counted in 0.1 ms and one in 8,276 in 0.7, where the trigram index's phrase or
+// candidates took 4 to 13 ms (BENCHMARKS.md). Phrases with a space, and terms in most records,
+// stay with the trigram index (searchIndex.ts).
+
+export interface TokenTables {
+  tokens: string;
+  vocab: string;
+  grams: string;
+}
+
+export function tokenTables(table: string): TokenTables {
+  return { tokens: `${table}_search_tokens`, vocab: `${table}_search_vocab`, grams: `${table}_search_vocab_grams` };
+}
+
+/** Whether the token index decides this (folded) term: no separator, nothing SQLite reads as U+FFFD, short enough. */
+export function tokenEligible(folded: string): boolean {
+  return !SEPARATOR.test(folded) && !READ_AS_REPLACEMENT.test(folded) && [...folded].length <= OVERLAP;
+}
+
+/** SQL that makes the token index of a table's search fields and its triggers (migration 011, createRecordTable). */
+export function sqliteTokenStatements(table: string, fields: readonly string[]): string[] {
+  const { tokens, vocab, grams } = tokenTables(table);
+  const changed = fields.map((f) => `new."${f}" IS NOT old."${f}"`).join(' OR ');
+  return [
+    `CREATE VIRTUAL TABLE "${tokens}" USING fts5(text, content='', contentless_delete=1, detail=none, ` +
+      `tokenize="ascii tokenchars '${TOKEN_CHARS}'")`,
+    `CREATE TABLE "${vocab}" (id INTEGER PRIMARY KEY, term TEXT NOT NULL UNIQUE)`,
+    `CREATE VIRTUAL TABLE "${grams}" USING fts5(term, content='', detail=full, tokenize="trigram case_sensitive 1")`,
+    `CREATE TRIGGER "${vocab}_insert" AFTER INSERT ON "${vocab}" BEGIN INSERT INTO "${grams}" (rowid, term) VALUES (new.id, new.term); END`,
+    ...sqliteTokenFill(table, fields),
+    sqliteTokenInsertTrigger(table, fields),
+    `CREATE TRIGGER "${tokens}_delete" AFTER DELETE ON "${table}" BEGIN DELETE FROM "${tokens}" WHERE rowid = old.id; END`,
+    `CREATE TRIGGER "${tokens}_update" AFTER UPDATE ON "${table}" WHEN ${changed} BEGIN ` +
+      `DELETE FROM "${tokens}" WHERE rowid = old.id; ${addNew(table, fields)} END`,
+  ];
+}
+
+/** The statements that index a new row (`new`) and add its tokens to the vocabulary. */
+function addNew(table: string, fields: readonly string[]): string {
+  const { tokens, vocab } = tokenTables(table);
+  const of = fields.map((f) => `new."${f}"`).join(', ');
+  return (
+    `INSERT INTO "${tokens}" (rowid, text) VALUES (new.id, search_tokens(${of})); ` +
+    `INSERT OR IGNORE INTO "${vocab}" (term) SELECT value FROM json_each(search_token_list(${of}));`
+  );
+}
+
+/** The trigger that indexes each row inserted (a bulk load drops it and fills the index after: sqliteBulkIndex). */
+export function sqliteTokenInsertTrigger(table: string, fields: readonly string[]): string {
+  return `CREATE TRIGGER "${tokenTables(table).tokens}_insert" AFTER INSERT ON "${table}" BEGIN ${addNew(table, fields)} END`;
+}
+
+/**
+ * Indexes the rows with an id above `?` (bound by the caller; 0 for all), then adds their tokens
+ * to the vocabulary from the index itself (fts5vocab): a pass over its terms, where a row at a
+ * time would look up every token of every record in the vocabulary.
+ */
+export function sqliteTokenFill(table: string, fields: readonly string[], above = 0): string[] {
+  const { tokens, vocab } = tokenTables(table);
+  const terms = `${tokens}_terms`;
+  return [
+    `INSERT INTO "${tokens}" (rowid, text) SELECT id, search_tokens(${fields.map((f) => `"${f}"`).join(', ')}) FROM "${table}" WHERE id > ${Number(above)}`,
+    `CREATE VIRTUAL TABLE temp."${terms}" USING fts5vocab(main, '${tokens}', 'row')`,
+    `INSERT OR IGNORE INTO "${vocab}" (term) SELECT term FROM temp."${terms}"`,
+    `DROP TABLE temp."${terms}"`,
+  ];
+}
+
+export function sqliteTokenDropStatements(table: string): string[] {
+  const { tokens, vocab, grams } = tokenTables(table);
+  return [
+    ...['insert', 'delete', 'update'].map((event) => `DROP TRIGGER IF EXISTS "${tokens}_${event}"`),
+    `DROP TABLE IF EXISTS "${tokens}"`,
+    `DROP TABLE IF EXISTS "${vocab}"`,
+    `DROP TABLE IF EXISTS "${grams}"`,
+  ];
+}
+
+/** An FTS5 query for one token, quoted. */
+const quoted = (token: string) => `"${token.replace(/"/g, '""')}"`;
+
+/**
+ * The FTS5 query on the token index that finds the records holding every (folded, eligible) term:
+ * per term, the OR of the vocabulary's tokens that contain it. '' when some term is in no token
+ * (nothing matches); undefined when a term is in more than searchTuning.termTokens tokens (the
+ * trigram index answers it for less).
+ */
+export async function tokenQuery(db: Db | Knex.Transaction, table: string, folded: readonly string[]): Promise<string | undefined> {
+  const { vocab, grams } = tokenTables(table);
+  const groups: string[] = [];
+  for (const term of folded) {
+    const found = (await db(grams)
+      .join(vocab, `${vocab}.id`, `${grams}.rowid`)
+      .whereRaw('?? MATCH ?', [grams, quoted(term)])
+      .limit(searchTuning.termTokens + 1)
+      .pluck(`${vocab}.term`)) as string[];
+    if (found.length > searchTuning.termTokens) return undefined;
+    const tokens = found.filter((t) => t.includes(term));
+    if (!tokens.length) return '';
+    groups.push(`(${tokens.map(quoted).join(' OR ')})`);
+  }
+  return groups.join(' AND ');
+}

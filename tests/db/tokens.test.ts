@@ -1,0 +1,201 @@
+import { searchFold } from '../../src/db/fold';
+import { planSearch, sqliteBulkIndex } from '../../src/db/searchIndex';
+import { applySearch } from '../../src/db/search';
+import { searchTuning } from '../../src/db/searchTuning';
+import { tokenEligible, tokenTables } from '../../src/db/tokens';
+import { OVERLAP, tokensOf } from '../../src/db/tokenize';
+import { dbTimestamp } from '../../src/db/time';
+import { connectionPool } from '../../scripts/lib/pool';
+import { createTestDatabase, dialect, type TestDatabase } from '../helpers/db';
+
+// SQLite's token index answers a term from the vocabulary's tokens that contain it, so its
+// JavaScript cuts (the vocabulary, kept by triggers) must be FTS5's own (the index), and a term
+// must never lie across two tokens. The scan (applySearch) is the judge.
+
+describe('tokensOf', () => {
+  test.each([
+    ['a b,c\td\x01e\x7ff', ['a', 'b', 'c', 'd', 'e', 'f']],
+    ['it\'s (x) [y] "z" a.b!?', ["it's", '(x)', '[y]', '"z"', 'a.b!?']],
+    ['  ,, lead and trail ,  ', ['lead', 'and', 'trail']],
+    ['no\u00a0break é\u2003em', ['no\u00a0break', 'é\u2003em']],
+  ])('cuts %j', (text, want) => {
+    expect(tokensOf(text)).toEqual(want);
+  });
+
+  test('a long run is cut into overlapping pieces that each hold every short term in them', () => {
+    // 4-byte characters: a piece must stay under FTS5's 32,768 bytes of a token.
+    const chars = Array.from({ length: 20_000 }, (_, i) => String.fromCodePoint(0x10400 + (i % 40)) + (i % 7 === 0 ? 'x' : ''));
+    const word = chars.join('');
+    const pieces = tokensOf(word);
+    expect(pieces.length).toBeGreaterThan(2);
+    for (const piece of pieces) expect(Buffer.byteLength(piece)).toBeLessThan(32_768);
+    const all = [...word];
+    for (let at = 0; at + OVERLAP <= all.length; at += 97) {
+      const term = all.slice(at, at + OVERLAP).join('');
+      expect(pieces.some((p) => p.includes(term))).toBe(true);
+    }
+  });
+
+  test.each([
+    ['échaç', true],
+    ["it's", true],
+    ['a b', false],
+    ['a,b', false],
+    ['a\x01b', false],
+    ['pq\ufffdr', false],
+    ['x'.repeat(OVERLAP + 1), false],
+  ])('whether %j is decided by the token index', (term, want) => {
+    expect(tokenEligible(searchFold(term))).toBe(want);
+  });
+});
+
+(dialect === 'sqlite' ? describe : describe.skip)('the token index on SQLite', () => {
+  let t: TestDatabase;
+  const fields = ['title', 'content'];
+  const { tokens, vocab } = tokenTables('posts');
+  beforeAll(async () => {
+    t = await createTestDatabase();
+  });
+  afterAll(() => t.drop());
+
+  const ascii = Array.from({ length: 0x7f }, (_, i) => String.fromCharCode(i + 1)).join('');
+  const long = 'ab'.repeat(6_000) + 'NEEDLE' + 'é'.repeat(15_000) + 'Σ';
+  const TEXTS = [
+    `all of ASCII: ${ascii}`,
+    'tab\there,comma\x01ctl "quoted" it\'s (paren) [x]',
+    long,
+    'ΟΔΟΣ ας σοφός İstanbul Straße',
+    'party🎉 then 👍🏽ok 50%_off c\\d',
+  ];
+
+  const row = (title: string, content: string) => ({
+    title: title.slice(0, 100),
+    content,
+    author: 'a',
+    created_at: dbTimestamp(),
+    updated_at: dbTimestamp(),
+  });
+
+  async function scan(search: string[]): Promise<number[]> {
+    const q = t.db('posts').select('id').orderBy('id');
+    applySearch(q, fields, search);
+    return ((await q) as { id: number }[]).map((r) => Number(r.id));
+  }
+
+  async function byTokens(search: string[]): Promise<number[]> {
+    const plan = await planSearch(t.db, { table: 'posts', searchFields: fields }, search);
+    const q = t.db('posts').select('id').orderBy('id');
+    plan.apply(q);
+    const ids = ((await q) as { id: number }[]).map((r) => Number(r.id));
+    expect(await plan.count!()).toBe(ids.length);
+    return ids;
+  }
+
+  /** Every token of every row is in the vocabulary, and the vocabulary holds every token FTS5 has. */
+  async function expectVocabularyWhole(): Promise<void> {
+    const words = new Set((await t.db(vocab).pluck<string[]>('term')).map(String));
+    const rows = await t.db('posts').select<Record<string, string>[]>(fields);
+    for (const r of rows) for (const f of fields) for (const w of tokensOf(searchFold(r[f]))) expect(words.has(w)).toBe(true);
+    await t.db.raw(`CREATE VIRTUAL TABLE temp.check_terms USING fts5vocab(main, '${tokens}', 'row')`);
+    try {
+      const indexed = await t.db.raw<{ term: string }[]>('SELECT term FROM temp.check_terms');
+      expect(indexed.length).toBeGreaterThan(0);
+      for (const { term } of indexed) expect(words.has(term)).toBe(true);
+    } finally {
+      await t.db.raw('DROP TABLE temp.check_terms');
+    }
+  }
+
+  const SEARCHES = [
+    ['here'],
+    ['comma'],
+    ["it's"],
+    ['(paren)'],
+    ['"quoted"'],
+    ['needle'],
+    ['babneedleé'],
+    ['ééé', 'éééσ'],
+    ['ΟΔΟΣ'],
+    ['οδοσ'],
+    ['σοφός'],
+    ['i̇stanbul'],
+    ['straße'],
+    ['party🎉'],
+    ['ty🎉'],
+    ['👍🏽ok'],
+    ['50%_off'],
+    ['c\\d'],
+    ['!"#$%&'],
+    ['{|}~'],
+    ['xyz'],
+    ['ab'.repeat(100)],
+    ['é'.repeat(150) + 'σ'],
+  ];
+
+  describe.each([
+    ['by triggers', false],
+    ['by a bulk load', true],
+  ])('rows indexed %s', (_how, bulk) => {
+    const defaults = { ...searchTuning };
+    beforeAll(async () => {
+      Object.assign(searchTuning, { tokenShare: 1 });
+      await t.db('posts').delete();
+      const values = TEXTS.flatMap((text, i) => [row(text, 'filler'), row('filler', text), row(text, TEXTS[(i + 2) % TEXTS.length])]);
+      if (!bulk) {
+        for (const v of values) await t.db('posts').insert(v);
+        return;
+      }
+      // As the seed and the import load rows: the insert triggers dropped, the indexes filled after.
+      const client = connectionPool<import('better-sqlite3').Database>(t.db);
+      const conn = await client.acquireConnection();
+      try {
+        conn.prepare('BEGIN IMMEDIATE').run();
+        const finish = sqliteBulkIndex(conn, 'posts', fields);
+        const insert = conn.prepare('INSERT INTO posts (title, content, author, created_at, updated_at) VALUES (?, ?, ?, ?, ?)');
+        for (const v of values) insert.run(v.title, v.content, v.author, v.created_at, v.updated_at);
+        finish!();
+        conn.prepare('COMMIT').run();
+      } finally {
+        await client.releaseConnection(conn);
+      }
+    });
+    afterAll(() => void Object.assign(searchTuning, defaults));
+
+    test('the vocabulary holds every token, as FTS5 cut them', () => expectVocabularyWhole());
+
+    test.each(SEARCHES.map((s) => [s.join(' '), s] as const))('%j: the token index finds what the scan finds', async (_s, search) => {
+      expect(search.every((s) => tokenEligible(searchFold(s)))).toBe(true);
+      expect(await byTokens(search)).toEqual(await scan(search));
+    });
+
+    test('a term in no token matches nothing', async () => {
+      expect(await byTokens(['zzqqzz'])).toEqual([]);
+    });
+
+    test('the plan is the token index', async () => {
+      const plan = await planSearch(t.db, { table: 'posts', searchFields: fields }, ['needle']);
+      const q = t.db('posts').select('id');
+      plan.apply(q);
+      expect(q.toSQL().sql).toContain(tokens);
+    });
+  });
+
+  test('updates and deletes keep it exact', async () => {
+    const defaults = { ...searchTuning };
+    Object.assign(searchTuning, { tokenShare: 1 });
+    try {
+      const [id] = await t.db('posts').insert(row('Zéphyrin', 'x'));
+      expect(await byTokens(['zéphyr'])).toEqual([Number(id)]);
+      await t.db('posts').where({ id }).update({ content: 'Ĳsselmeer' });
+      expect(await byTokens(['zéphyr'])).toEqual([Number(id)]);
+      await t.db('posts').where({ id }).update({ title: 'other' });
+      expect(await byTokens(['zéphyr'])).toEqual([]);
+      expect(await byTokens(['ĳssel'])).toEqual([Number(id)]);
+      await t.db('posts').where({ id }).delete();
+      expect(await byTokens(['ĳssel'])).toEqual([]);
+      await expectVocabularyWhole();
+    } finally {
+      Object.assign(searchTuning, defaults);
+    }
+  });
+});
