@@ -31,6 +31,9 @@ export async function heldMatches(
   order?: readonly OrderKey[],
 ): Promise<Held | undefined> {
   if (plan.atMost === 0) return { ids: [], inOrder: true }; // no candidate: nothing to read
+  // 8,276 ids of 1,000,000 posts held in JavaScript and sent back for the page: 5.8 ms a search,
+  // against 3.0 with the index read again for the page (the token index).
+  if (plan.cheapReads) return undefined;
   const expected = plan.atMost ?? (plan.share === undefined ? undefined : plan.share * (await total()));
   if (expected === undefined || expected > searchTuning.maxHeld) return undefined;
   const limit = searchTuning.maxHeld + 1;

@@ -111,6 +111,12 @@ export interface SearchPlan {
   atMost?: number;
   /** The index narrows the search (else every row's text is read). */
   indexed: boolean;
+  /**
+   * Reading the matches from the index again costs less than holding their ids or checking rows
+   * with the scan's predicate (SQLite's token index): a page reads them through `apply`, never
+   * among held ids or by walkPage (records.ts, matches.ts).
+   */
+  cheapReads?: boolean;
   /** The number of records holding every term from the index alone, when it can tell. */
   count?: () => Promise<number>;
   /** Their ids (as `id`), from the index alone, when it can tell. */
@@ -293,6 +299,7 @@ async function planTokens(
     },
     share,
     indexed: true,
+    cheapReads: true,
     count: () => countMatches(db, tokens, match),
     ids: () => db(tokens).select({ id: 'rowid' }).whereRaw('?? MATCH ?', [tokens, match]),
     among,

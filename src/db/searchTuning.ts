@@ -33,6 +33,13 @@ export const searchTuning = {
    * it expects to check at most this many rows (listRecords; about 5 µs a row).
    */
   walkRows: 5000,
+  /**
+   * SQLite: checking a row with the scan's predicate costs about this many times reading a match
+   * again from the token index (about 5 µs against 0.2): it decides when a page of such a search
+   * walks with the predicate (records.ts). `ouplip` at 1,000,000 posts: 4.4 ms a search walking,
+   * 9.8 reading its 44,507 matches again; `échaç`: 3.0 ms reading its 8,276 again.
+   */
+  rowCheckCost: 25,
   /** MySQL: the newest records whose text tells how common each term is (wordSearch.ts); smaller tables have no common term. */
   sample: 200,
   /** MySQL: a word in at least this share of the records sampled is dense (denseWords.ts). */

@@ -121,7 +121,8 @@ const TUNINGS: [string, Partial<typeof searchTuning>][] = [
   ['every term a phrase', { maxCandidates: 0 }],
   ['none of these', { maxHeld: 0, walkEntries: 0, walkPerMatch: 0, walkRows: 0, maxCandidates: 0 }],
   ['every term by its tokens', { tokenShare: 1 }],
-  ['every term by its tokens, no matches held, no walk', { tokenShare: 1, maxHeld: 0, walkEntries: 0, walkRows: 0 }],
+  ['every term by its tokens, no walk', { tokenShare: 1, walkEntries: 0, walkRows: 0 }],
+  ['every term by its tokens, walked with the predicate', { tokenShare: 1, rowCheckCost: 0 }],
   ['no term by its tokens', { tokenShare: -1 }],
   ['tokens of at most one per term', { tokenShare: 1, termTokens: 1 }],
 ];
@@ -234,7 +235,7 @@ describe.each(perCollection)('%s', (_name, f) => {
   // On tables this small SQLite holds every search's matches, narrows every long term by its
   // rarest trigrams and walks the order's index for every page; these reach the other paths.
   // MySQL has no trigram plan and no token index: only holding matches and walking the order apply there.
-  const sqliteOnly = (tuning: Partial<typeof searchTuning>) => ['maxCandidates', 'tokenShare', 'termTokens'].some((k) => k in tuning);
+  const sqliteOnly = (tuning: Partial<typeof searchTuning>) => ['maxCandidates', 'tokenShare', 'termTokens', 'rowCheckCost'].some((k) => k in tuning);
   describe.each(TUNINGS.filter(([, tuning]) => dialect === 'sqlite' || !sqliteOnly(tuning)))('with %s', (_what, tuning) => {
     const defaults = { ...searchTuning };
     beforeAll(() => void Object.assign(searchTuning, tuning));
