@@ -108,7 +108,8 @@ export async function importFile(db: Db, collection: string, file: string, optio
   async function* rows(): AsyncGenerator<Value[]> {
     for await (const [, line] of lines(file, maxLineBytes)) {
       const record = (check(line) as { record: ImportRecord }).record;
-      const created = record.created_at ? stamp(record.created_at) : now;
+      // A record whose updated_at alone is given was created no later than that.
+      const created = record.created_at ? stamp(record.created_at) : record.updated_at ? stamp(record.updated_at) : now;
       const updated = record.updated_at ? stamp(record.updated_at) : created;
       yield [...fields.map((f) => record.values[f] as Value), created, updated];
     }

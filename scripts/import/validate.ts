@@ -51,9 +51,13 @@ export function lineChecker(spec: OpenAPIV3.Document, c: Collection): { fields: 
       // The Timestamp schema is a string: anything else fails it.
       if (typeof value !== 'string' || !timestamp(value) || Number.isNaN(Date.parse(value))) {
         errors.push({ field: name, message: 'must be an RFC 3339 date-time, e.g. 2026-11-22T09:32:05.156Z' });
-      } else {
-        times[name] = new Date(value).toISOString();
+        continue;
       }
+      const utc = new Date(value).toISOString();
+      // An offset can carry 9999-12-31 past the year 9999 in UTC (or 0000-01-01 before 0000), which
+      // toISOString writes as `+010000-...`: no RFC 3339 date-time, and no date MySQL stores.
+      if (/^\d{4}-/.test(utc)) times[name] = utc;
+      else errors.push({ field: name, message: 'must fall in the years 0000 to 9999 once in UTC' });
     }
     if (times.created_at && times.updated_at && times.updated_at < times.created_at) {
       errors.push({ field: 'updated_at', message: 'must not be before created_at' });

@@ -1421,7 +1421,8 @@ export interface components {
          *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
          *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
          *     that was altered, or that belongs to another ordering, filter or search, is a 400;
-         *     combining it with `page` is a 400 too.
+         *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+         *     ordering's keys, so its length grows with them: up to about 4,700 characters.
          */
         cursor: string;
         /** @description Records per page, at most 10 (posts are served 10 a page unless asked for fewer). */
@@ -1588,7 +1589,8 @@ export interface operations {
                  *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
                  *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
                  *     that was altered, or that belongs to another ordering, filter or search, is a 400;
-                 *     combining it with `page` is a 400 too.
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
                  */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Records per page, at most 10 (posts are served 10 a page unless asked for fewer). */
@@ -1900,7 +1902,8 @@ export interface operations {
                  *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
                  *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
                  *     that was altered, or that belongs to another ordering, filter or search, is a 400;
-                 *     combining it with `page` is a 400 too.
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
                  */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Records per page, at most 100. */
@@ -2216,7 +2219,8 @@ export interface operations {
                  *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
                  *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
                  *     that was altered, or that belongs to another ordering, filter or search, is a 400;
-                 *     combining it with `page` is a 400 too.
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
                  */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Records per page, at most 100. */
@@ -2536,7 +2540,8 @@ export interface operations {
                  *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
                  *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
                  *     that was altered, or that belongs to another ordering, filter or search, is a 400;
-                 *     combining it with `page` is a 400 too.
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
                  */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Records per page, at most 100. */
@@ -2848,7 +2853,8 @@ export interface operations {
                  *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
                  *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
                  *     that was altered, or that belongs to another ordering, filter or search, is a 400;
-                 *     combining it with `page` is a 400 too.
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
                  */
                 cursor?: components["parameters"]["cursor"];
                 /** @description Records per page, at most 100. */

@@ -37,6 +37,9 @@ export function jsonBody(routes: RouteTable, limit: number) {
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
       return next(new HttpProblem(415, `The request body must be UTF-8 application/json, not charset ${charset}`));
     }
+    // body-parser knows the alias `utf8` by no name (it takes charsets spelled `utf-*` only) and
+    // would refuse the body with a 415: it is handed the charset's own name.
+    if (charset === 'utf8') req.headers['content-type'] = 'application/json; charset=utf-8';
     json(req, res, (err?: unknown) => {
       if (err) return next(err);
       const bad = malformedStrings(req.body);

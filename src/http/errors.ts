@@ -21,6 +21,10 @@ export function toProblem(err: unknown, operation: Operation | undefined, bodyLi
   if (type === 'charset.unsupported' || type === 'encoding.unsupported')
     return new HttpProblem(415, 'The request body must be UTF-8 application/json');
   if (type === 'request.aborted' || type === 'request.size.invalid') return new HttpProblem(400, 'The request body is incomplete');
+  // body-parser's one 400 without a type: a gzip, deflate or br body that does not decompress
+  // (its zlib error, the cause, stays in the log). It was a 500.
+  if (!type && (err as { status?: unknown } | undefined)?.status === 400 && (err as { expose?: unknown }).expose === true)
+    return new HttpProblem(400, 'The request body does not decode by its Content-Encoding');
   const c = collectionOf(operation?.operationId);
   const failure = classifyDbError(err, c?.name ?? '', c?.uniqueFields ?? []);
   if (failure?.kind === 'unique' && c) {

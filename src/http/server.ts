@@ -38,7 +38,16 @@ export async function listen(
 const CLIENT_ERRORS = new Map<string | undefined, [status: number, detail: string]>([
   ['HPE_HEADER_OVERFLOW', [431, 'The request line and headers are larger than 16 KiB']],
   ['ERR_HTTP_REQUEST_TIMEOUT', [408, 'The request did not arrive in time: the server stopped waiting for its headers or its body']],
+  // The client ended its side of the connection (FIN) before the request did.
+  ['HPE_INVALID_EOF_STATE', [400, 'The request is incomplete: the client closed its side of the connection before its end']],
 ]);
+
+/**
+ * Errors after which a request whose headers arrived will never get the rest of its body: the app
+ * answers it (answerLate). Left waiting, a body cut by the client's FIN kept its request open
+ * until shutdown, past every timeout (Node's checks skip a connection it has seen end).
+ */
+const BODY_NEVER_COMES = new Set(['ERR_HTTP_REQUEST_TIMEOUT', 'HPE_INVALID_EOF_STATE']);
 
 /**
  * Node answers a request it cannot parse (headers over 16 KiB, a malformed request line) or that
@@ -65,8 +74,8 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, open: Rea
   const [status, detail] = CLIENT_ERRORS.get(err.code) ?? [400, 'The request is not valid HTTP'];
   // Headers that arrived, then a body that did not: the request is the app's already, with the
   // client's id and a log line to come. It is answered there, so that the client, the log and
-  // the metrics all see the 408 under one id; Node writes it after the answers before it.
-  const late = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? answers.find((res) => !res.req.complete) : undefined;
+  // the metrics all see the 408 (or 400) under one id; Node writes it after the answers before it.
+  const late = BODY_NEVER_COMES.has(err.code ?? '') ? answers.find((res) => !res.req.complete) : undefined;
   if (late) return answerLate(late, status, detail);
   const { title, body, headers } = problemAnswer(status, detail, requestIdFrom(undefined));
   const lines = headers.map(([name, value]) => `${name}: ${value}\r\n`).join('');

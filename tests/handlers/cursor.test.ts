@@ -1,3 +1,6 @@
+import type { OpenAPIV3 } from 'openapi-types';
+import { collections } from '../../src/collections';
+import { clientProperties, loadSpec, pointer } from '../../src/spec';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { fixtures } from '../helpers/fixtures';
 
@@ -138,5 +141,52 @@ describe('cursor pages with ordering on a nullable field and a ranked field', ()
     const { forward, backward } = await walk(`${query}&cursor=`);
     expect(forward).toEqual(want);
     expect(backward).toEqual(want);
+  });
+});
+
+// A cursor holds its boundary row's values of the ordering's keys (src/handlers/cursor.ts), so
+// its length grows with them; the spec bounds `cursor`, and the service must take back every
+// cursor it gives. The longest a collection can give, from the spec: each key's longest JSON (a
+// string of maxLength characters that JSON writes as \u0001, six bytes each; an enum's longest
+// value; a value only a pattern bounds, a price of at most 11 characters, counted as 32), as many
+// keys as `ordering` takes, and `id`.
+describe('the longest cursor each collection gives fits the spec', () => {
+  const spec = loadSpec();
+  const parameters = spec.components!.parameters as Record<string, OpenAPIV3.ParameterObject>;
+  const maxLength = (parameters.cursor.schema as OpenAPIV3.SchemaObject).maxLength!;
+  test.each(collections.map((c) => [c.name, c] as const))('%s', (name, c) => {
+    const ordering = parameters[`${name}_ordering`].schema as OpenAPIV3.ArraySchemaObject;
+    const fields = [...new Set(((ordering.items as OpenAPIV3.SchemaObject).enum as string[]).map((k) => k.replace(/^-/, '')))];
+    const properties = clientProperties(spec, c.resource);
+    const longest = (field: string): number => {
+      const given = properties[field] as OpenAPIV3.SchemaObject | OpenAPIV3.ReferenceObject | undefined;
+      const p = (given && '$ref' in given ? pointer(spec, given.$ref) : given) as OpenAPIV3.SchemaObject | undefined;
+      if (!p || p.type !== 'string') return 24; // id, a timestamp's number of the database, a number, null
+      if (p.format === 'date-time' || p.format === 'date') return 32;
+      const chars = p.maxLength ?? (p.enum ? Math.max(...p.enum.map((v) => String(v).length)) : p.pattern ? 32 : Infinity);
+      return 6 * chars + 2;
+    };
+    const keys = fields
+      .map(longest)
+      .sort((a, b) => b - a)
+      .slice(0, ordering.maxItems);
+    const payload = JSON.stringify({ d: 'n', k: [], f: 'f'.repeat(16) }).length + [...keys, longest('id')].reduce((a, b) => a + b + 1, 0);
+    const cursor = Math.ceil((payload * 4) / 3) + 1 + 22;
+    expect(cursor).toBeLessThanOrEqual(maxLength);
+  });
+
+  test('books ordered by a title and an author of control characters: the next link is followed', async () => {
+    const f = fixtures.find((x) => x.name === 'books')!;
+    for (let i = 0; i < 2; i++) {
+      const res = await app.request('POST', '/api/books/', {
+        body: { ...f.valid(900 + i), title: '\u0001'.repeat(200), author: '\u0001'.repeat(100) },
+      });
+      expect(res.status).toBe(201);
+    }
+    const first = await app.request('GET', '/api/books/?cursor=&page_size=1&ordering=title,author');
+    expect(first.status).toBe(200);
+    expect(first.body.next.length).toBeGreaterThan(2000);
+    const next = await app.request('GET', pathOf(first.body.next));
+    expect(next.status).toBe(200);
   });
 });

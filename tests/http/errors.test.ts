@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { createApp } from '../../src/app';
 import { openDb, type Db } from '../../src/db/connection';
 import { startTestApp, type TestApp, type TestResponse } from '../helpers/app';
@@ -270,6 +271,8 @@ describe('with the default 1 MiB body limit', () => {
       ['application/json', { given: 'application/json', want: { status: 201 } }],
       ['charset utf-8', { given: 'application/json; charset=utf-8', want: { status: 201 } }],
       ['upper case', { given: 'Application/JSON; charset=UTF-8', want: { status: 201 } }],
+      ['charset utf8, an alias of utf-8', { given: 'application/json; charset=utf8', want: { status: 201 } }],
+      ['charset UTF8, quoted', { given: 'application/json; charset="UTF8"', want: { status: 201 } }],
     ];
     test.each(accepted)('accepts %s', async (_, { given, want }) => {
       const res = await app.request('POST', `/api/${name}/`, { body: f.valid(602 + seq++), headers: { 'content-type': given } });
@@ -305,6 +308,33 @@ describe('with the default 1 MiB body limit', () => {
     const got = await app.request('GET', `/api/posts/${res.body.id}/`);
     expect(got.body.content.length).toBe(1_000_000);
     expect(got.body.content).toBe(content);
+  });
+
+  describe.each(perCollection)('%s: 400 for a compressed body that does not decompress', (name, f) => {
+    const valid = Buffer.from(JSON.stringify(f.valid(9101)));
+    const bodies: [string, { encoding: string; given: Buffer }][] = [
+      ['gzip, not gzipped', { encoding: 'gzip', given: valid }],
+      ['gzip, cut short', { encoding: 'gzip', given: gzipSync(valid).subarray(0, 20) }],
+      ['deflate, not deflated', { encoding: 'deflate', given: valid }],
+      ['br, not compressed', { encoding: 'br', given: valid }],
+    ];
+    test.each(bodies)('%s', async (_, { encoding, given }) => {
+      const before = await count(name);
+      const res = await app.request('POST', `/api/${name}/`, {
+        raw: given,
+        headers: { 'Content-Type': 'application/json', 'Content-Encoding': encoding },
+      });
+      expectProblem(res, 400);
+      expect(res.body.detail).toMatch(/Content-Encoding/);
+      expect(await count(name)).toBe(before);
+    });
+    test('gzip that decompresses is read', async () => {
+      const res = await app.request('POST', `/api/${name}/`, {
+        raw: gzipSync(valid),
+        headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      });
+      expect(res.status).toBe(201);
+    });
   });
 
   describe.each(perCollection)('%s: 400 for a body that is not JSON', (name, f) => {

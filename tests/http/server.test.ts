@@ -1,5 +1,5 @@
 import type { ServerOptions } from 'node:http';
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import express from 'express';
 import { createApp } from '../../src/app';
 import { listen } from '../../src/http/server';
@@ -95,31 +95,43 @@ test('a bad request behind an answer that is being written cuts the connection',
   }
 });
 
-// Headers that arrived, then a body that did not (requestTimeout): the app has the request
-// already, so the 408 comes from it, under the client's id, and its log line says 408 too.
-test('a body that does not arrive in time: 408 under the client id, and the log line says so', async () => {
+// Headers that arrived, then a body that never will: the app has the request already, so the
+// answer comes from it, under the client's id, and its log line says so too. A body that does
+// not arrive in time (requestTimeout) is a 408; one cut by the client closing its side (FIN) is a
+// 400 at once (it waited until shutdown, past every timeout).
+const head = (id: string) =>
+  `POST /api/posts/ HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`;
+test.each([
+  [
+    'a body that does not arrive in time',
+    { id: 'mine-2', send: (s: Socket) => s.write(`${head('mine-2')}{"title":`), options: quick, want: 408 },
+  ],
+  [
+    'a body cut by the client closing its side',
+    { id: 'mine-3', send: (s: Socket) => s.end(`${head('mine-3')}{}`), options: {}, want: 400 },
+  ],
+])('%s: answered under the client id, and the log line says so', async (_n, { id, send, options, want }) => {
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line)) });
   const database = await createTestDatabase();
   const app = await createApp({ db: database.db, bodyLimit: 1024 * 1024, fallbackHost: 'localhost', logger });
-  const { server, port } = await listen(app, 0, '127.0.0.1', quick);
+  const { server, port, drain } = await listen(app, 0, '127.0.0.1', options);
   try {
-    const head =
-      'POST /api/posts/ HTTP/1.1\r\nHost: x\r\nX-Request-Id: mine-2\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n';
     const raw = await new Promise<string>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => socket.write(`${head}{"title":`));
+      const socket = connect(port, '127.0.0.1', () => send(socket));
       let text = '';
       socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
       socket.on('close', () => resolve(text));
       socket.on('error', reject);
     });
     const [top, body] = raw.split('\r\n\r\n');
-    expect(top).toMatch(/^HTTP\/1.1 408 /);
-    expect(top).toMatch(/\r\nX-Request-Id: mine-2\r\n/i);
+    expect(top).toMatch(new RegExp(`^HTTP/1.1 ${want} `));
+    expect(top).toMatch(new RegExp(`\r\nX-Request-Id: ${id}\r\n`, 'i'));
     expect(top).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/i);
-    expect(JSON.parse(body)).toMatchObject({ status: 408, request_id: 'mine-2' });
+    expect(JSON.parse(body)).toMatchObject({ status: want, request_id: id });
     await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(logs.filter((l) => l.requestId === 'mine-2').map((l) => [l.msg, l.status])).toEqual([['request', 408]]);
+    expect(logs.filter((l) => l.requestId === id).map((l) => [l.msg, l.status])).toEqual([['request', want]]);
+    expect(drain.inFlight()).toBe(0);
   } finally {
     server.close();
     await database.drop();

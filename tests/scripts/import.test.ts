@@ -46,16 +46,17 @@ let serial = 5000;
 describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   test('imports every line, keeps given timestamps, counts and search see the rows', async () => {
     const before = (await app.request('GET', `/api/${name}/`)).body.count;
-    const [a, b, c] = [f.valid(++serial), f.valid(++serial), f.valid(++serial)];
+    const [a, b, c, d] = [f.valid(++serial), f.valid(++serial), f.valid(++serial), f.valid(++serial)];
     const file = ndjson([
       { ...a, created_at: '2020-01-02T03:04:05.678Z' },
       { ...b, created_at: '2021-06-01T12:00:00+02:00', updated_at: '2022-01-01T00:00:00.000Z' },
       { ...c, id: 999999 },
+      { ...d, updated_at: '2019-05-06T07:08:09.000Z' },
     ]);
-    expect(await importFile(app.database.db, name, file)).toBe(3);
+    expect(await importFile(app.database.db, name, file)).toBe(4);
 
     const after = await app.request('GET', `/api/${name}/`);
-    expect(after.body.count).toBe(before + 3);
+    expect(after.body.count).toBe(before + 4);
     const rows = await all(name);
     const byText = (v: Record<string, unknown>) => rows.find((r) => r[f.searchFields[0]] === v[f.searchFields[0]]);
     expect(byText(a)).toMatchObject({
@@ -65,6 +66,8 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       updated_at: '2020-01-02T03:04:05.678Z',
     });
     expect(byText(b)).toMatchObject({ created_at: '2021-06-01T10:00:00.000Z', updated_at: '2022-01-01T00:00:00.000Z' });
+    // Only updated_at given: created no later than that, never after it.
+    expect(byText(d)).toMatchObject({ created_at: '2019-05-06T07:08:09.000Z', updated_at: '2019-05-06T07:08:09.000Z' });
     // An id in the file is read-only, as in a request body: the database gives one.
     expect(byText(c).id).not.toBe(999999);
 
@@ -107,6 +110,20 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     [
       'a bad created_at',
       { line: (v) => JSON.stringify({ ...v, created_at: 'yesterday' }), want: /line 2: created_at: must be an RFC 3339/ },
+    ],
+    [
+      'a created_at past the year 9999 in UTC',
+      {
+        line: (v) => JSON.stringify({ ...v, created_at: '9999-12-31T23:00:00-05:00' }),
+        want: /line 2: created_at: must fall in the years 0000 to 9999/,
+      },
+    ],
+    [
+      'an updated_at before the year 0000 in UTC',
+      {
+        line: (v) => JSON.stringify({ ...v, updated_at: '0000-01-01T00:00:00+01:00' }),
+        want: /line 2: updated_at: must fall in the years 0000 to 9999/,
+      },
     ],
     [
       'updated_at before created_at',
