@@ -235,7 +235,8 @@ describe.each(perCollection)('%s', (_name, f) => {
   // On tables this small SQLite holds every search's matches, narrows every long term by its
   // rarest trigrams and walks the order's index for every page; these reach the other paths.
   // MySQL has no trigram plan and no token index: only holding matches and walking the order apply there.
-  const sqliteOnly = (tuning: Partial<typeof searchTuning>) => ['maxCandidates', 'tokenShare', 'termTokens', 'rowCheckCost'].some((k) => k in tuning);
+  const sqliteOnly = (tuning: Partial<typeof searchTuning>) =>
+    ['maxCandidates', 'tokenShare', 'termTokens', 'rowCheckCost'].some((k) => k in tuning);
   describe.each(TUNINGS.filter(([, tuning]) => dialect === 'sqlite' || !sqliteOnly(tuning)))('with %s', (_what, tuning) => {
     const defaults = { ...searchTuning };
     beforeAll(() => void Object.assign(searchTuning, tuning));
