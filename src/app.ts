@@ -11,6 +11,7 @@ import { jsonBody } from './http/body';
 import { dispatch } from './http/dispatch';
 import { errorHandler } from './http/errors';
 import { securityHeaders } from './http/headers';
+import { hostRequired } from './http/host';
 import { compileResponses } from './http/json';
 import { createMetrics } from './http/metrics';
 import { requestContext } from './http/requestContext';
@@ -86,6 +87,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
 
   app.use(requestContext(routes, logger, metrics));
   app.use(securityHeaders('/docs'));
+  app.use(hostRequired());
   if (options.corsOrigins?.length) app.use(corsFor(options.corsOrigins, corsAllowed(operations)));
   // Counted before the token check, so that guessing tokens is limited too.
   if (options.rateLimitPerMinute) app.use(apiRateLimit(options.rateLimitPerMinute, logger, options.rateLimitStore));

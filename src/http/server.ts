@@ -1,4 +1,4 @@
-import { createServer, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import { type AddressInfo, Server as NetServer } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
@@ -17,10 +17,22 @@ export async function listen(
   host: string,
   options: ServerOptions = {},
 ): Promise<{ server: Server; port: number; drain: Drain }> {
-  // Not app.listen: Express 5 calls its callback on errors too, as if listening.
-  const server = createServer(options, app);
+  // Not app.listen: Express 5 calls its callback on errors too, as if listening. Node answers an
+  // HTTP/1.1 request without Host with a bare 400 of its own: the app answers it (hostRequired).
+  const server = createServer({ requireHostHeader: false, ...options }, app);
   const { drain, open } = drainable(server);
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, open));
+  // An `Expect` other than 100-continue: Node's own answer is a bare 417; this one is a problem.
+  server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
+    const header = req.headers['x-request-id'];
+    const { body, headers } = problemAnswer(
+      417,
+      'The server meets no expectation but 100-continue',
+      requestIdFrom(typeof header === 'string' ? header : undefined),
+    );
+    res.writeHead(417, Object.fromEntries(headers));
+    res.end(body);
+  });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
       reject(

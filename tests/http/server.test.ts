@@ -9,6 +9,17 @@ import { createTestDatabase } from '../helpers/db';
 // Node checks for requests that are late every connectionsCheckingInterval (30 s by default).
 const quick: ServerOptions = { headersTimeout: 100, requestTimeout: 100, connectionsCheckingInterval: 20 };
 
+/** Sends on a new connection (`send`) and returns all that comes back until the server closes it. */
+function exchange(port: number, send: (socket: Socket) => void): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => send(socket));
+    let text = '';
+    socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+  });
+}
+
 // Requests that Node itself refuses, before express sees them, still get problem+json, with a
 // request id and the security headers of every other answer.
 const big = 'a'.repeat(20_000);
@@ -25,13 +36,7 @@ test.each([
 ])('%s', async (_n, { given, want, options, end = true }: { given: string; want: number; options?: ServerOptions; end?: boolean }) => {
   const { server, port } = await listen(express(), 0, '127.0.0.1', options);
   try {
-    const raw = await new Promise<string>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => (end ? socket.end(given) : socket.write(given)));
-      let text = '';
-      socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
-      socket.on('end', () => resolve(text));
-      socket.on('error', reject);
-    });
+    const raw = await exchange(port, (socket) => (end ? socket.end(given) : socket.write(given)));
     const [head, body] = raw.split('\r\n\r\n');
     const [statusLine, ...lines] = head.split('\r\n');
     const headers = new Map(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
@@ -117,13 +122,7 @@ test.each([
   const app = await createApp({ db: database.db, bodyLimit: 1024 * 1024, fallbackHost: 'localhost', logger });
   const { server, port, drain } = await listen(app, 0, '127.0.0.1', options);
   try {
-    const raw = await new Promise<string>((resolve, reject) => {
-      const socket = connect(port, '127.0.0.1', () => send(socket));
-      let text = '';
-      socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
-      socket.on('close', () => resolve(text));
-      socket.on('error', reject);
-    });
+    const raw = await exchange(port, send);
     const [top, body] = raw.split('\r\n\r\n');
     expect(top).toMatch(new RegExp(`^HTTP/1.1 ${want} `));
     expect(top).toMatch(new RegExp(`\r\nX-Request-Id: ${id}\r\n`, 'i'));
@@ -132,6 +131,37 @@ test.each([
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(logs.filter((l) => l.requestId === id).map((l) => [l.msg, l.status])).toEqual([['request', want]]);
     expect(drain.inFlight()).toBe(0);
+  } finally {
+    server.close();
+    await database.drop();
+  }
+});
+
+// Requests Node would answer itself with a bare status: an HTTP/1.1 request without Host (400),
+// and an expectation the server does not meet (417). The app's problem+json instead, under the
+// client's id; HTTP/1.0 may leave Host out.
+test.each([
+  ['HTTP/1.1 without Host', { given: 'GET /api/posts/ HTTP/1.1\r\nX-Request-Id: mine-4\r\n\r\n', want: 400, id: 'mine-4' }],
+  [
+    'an Expect other than 100-continue',
+    { given: 'GET /api/posts/ HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nX-Request-Id: mine-5\r\n\r\n', want: 417, id: 'mine-5' },
+  ],
+  // Not ended: the client's FIN before an answer that takes a while (MySQL) would abort it (Node's).
+  ['HTTP/1.0 without Host', { given: 'GET /api/posts/ HTTP/1.0\r\nX-Request-Id: mine-6\r\n\r\n', want: 200, id: 'mine-6', end: false }],
+])('%s', async (_n, { given, want, id, end = true }: { given: string; want: number; id: string; end?: boolean }) => {
+  const database = await createTestDatabase();
+  const app = await createApp({ db: database.db, bodyLimit: 1024 * 1024, fallbackHost: 'localhost' });
+  const { server, port } = await listen(app, 0, '127.0.0.1');
+  try {
+    const raw = await exchange(port, (socket) => (end ? socket.end(given) : socket.write(given)));
+    const [top, body] = raw.split('\r\n\r\n');
+    expect(top).toMatch(new RegExp(`^HTTP/1.[01] ${want} `));
+    expect(top).toMatch(new RegExp(`\r\nX-Request-Id: ${id}\r\n`, 'i'));
+    expect(top).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/i);
+    if (want !== 200) {
+      expect(top).toMatch(/\r\nContent-Type: application\/problem\+json/i);
+      expect(JSON.parse(body)).toMatchObject({ status: want, request_id: id });
+    }
   } finally {
     server.close();
     await database.drop();
