@@ -1,7 +1,9 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Operation } from 'openapi-backend';
 import { HttpProblem, invalid } from './problem';
 import type { RouteTable } from './routes';
 import { malformedStrings } from './validation';
+import { withoutServiceSetFields } from './serviceSet';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -42,7 +44,8 @@ export function jsonBody(routes: RouteTable, limit: number) {
     if (charset === 'utf8') req.headers['content-type'] = 'application/json; charset=utf-8';
     json(req, res, (err?: unknown) => {
       if (err) return next(err);
-      const bad = malformedStrings(req.body);
+      // Not in the fields the service sets: the contract ignores those whatever their values.
+      const bad = malformedStrings(withoutServiceSetFields(res.locals.operation as Operation | undefined, req.body));
       next(bad.length ? invalid(bad) : undefined);
     });
   };
