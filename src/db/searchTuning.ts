@@ -14,6 +14,8 @@ export const searchTuning = {
   tokenShare: 0.2,
   /** SQLite: a term in more tokens of the vocabulary than this is left to the trigram index. */
   termTokens: 500,
+  /** SQLite: a search whose token query would be longer than this is left to the trigram index. */
+  tokenQueryChars: 64 * 1024,
   /** More matches than this are not held for the page: they are counted by the index. */
   maxHeld: 20_000,
   /**

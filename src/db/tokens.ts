@@ -92,15 +92,27 @@ export function sqliteTokenDropStatements(table: string): string[] {
 const quoted = (token: string) => `"${token.replace(/"/g, '""')}"`;
 
 /**
+ * The terms that decide a search: each once, and none that another holds (a record holding the
+ * longer one in a field holds the shorter there too). A search of one term fifty times, or of a
+ * term and its pieces, is then one term's query.
+ */
+export function decidingTerms(folded: readonly string[]): string[] {
+  const distinct = [...new Set(folded)];
+  return distinct.filter((t) => !distinct.some((other) => other !== t && other.includes(t)));
+}
+
+/**
  * The FTS5 query on the token index that finds the records holding every (folded, eligible) term:
  * per term, the OR of the vocabulary's tokens that contain it. '' when some term is in no token
- * (nothing matches); undefined when a term is in more than searchTuning.termTokens tokens (the
- * trigram index answers it for less).
+ * (nothing matches); undefined when a term is in more than searchTuning.termTokens tokens, or the
+ * query would pass searchTuning.tokenQueryChars (tokens run to 8,000 characters: a 200-character
+ * search could otherwise make a query of megabytes), for the trigram index to answer.
  */
 export async function tokenQuery(db: Db | Knex.Transaction, table: string, folded: readonly string[]): Promise<string | undefined> {
   const { vocab, grams } = tokenTables(table);
   const groups: string[] = [];
-  for (const term of folded) {
+  let chars = 0;
+  for (const term of decidingTerms(folded)) {
     const found = (await db(grams)
       .join(vocab, `${vocab}.id`, `${grams}.rowid`)
       .whereRaw('?? MATCH ?', [grams, quoted(term)])
@@ -109,7 +121,10 @@ export async function tokenQuery(db: Db | Knex.Transaction, table: string, folde
     if (found.length > searchTuning.termTokens) return undefined;
     const tokens = found.filter((t) => t.includes(term));
     if (!tokens.length) return '';
-    groups.push(`(${tokens.map(quoted).join(' OR ')})`);
+    const group = `(${tokens.map(quoted).join(' OR ')})`;
+    chars += group.length;
+    if (chars > searchTuning.tokenQueryChars) return undefined;
+    groups.push(group);
   }
   return groups.join(' AND ');
 }

@@ -125,6 +125,7 @@ const TUNINGS: [string, Partial<typeof searchTuning>][] = [
   ['every term by its tokens, walked with the predicate', { tokenShare: 1, rowCheckCost: 0 }],
   ['no term by its tokens', { tokenShare: -1 }],
   ['tokens of at most one per term', { tokenShare: 1, termTokens: 1 }],
+  ['token queries of at most 20 characters', { tokenShare: 1, tokenQueryChars: 20 }],
 ];
 /** Long terms (narrowed by trigrams), short ones (a phrase), short of a trigram, and none. */
 const TUNED_SEARCHES = [
@@ -236,7 +237,7 @@ describe.each(perCollection)('%s', (_name, f) => {
   // rarest trigrams and walks the order's index for every page; these reach the other paths.
   // MySQL has no trigram plan and no token index: only holding matches and walking the order apply there.
   const sqliteOnly = (tuning: Partial<typeof searchTuning>) =>
-    ['maxCandidates', 'tokenShare', 'termTokens', 'rowCheckCost'].some((k) => k in tuning);
+    ['maxCandidates', 'tokenShare', 'termTokens', 'rowCheckCost', 'tokenQueryChars'].some((k) => k in tuning);
   describe.each(TUNINGS.filter(([, tuning]) => dialect === 'sqlite' || !sqliteOnly(tuning)))('with %s', (_what, tuning) => {
     const defaults = { ...searchTuning };
     beforeAll(() => void Object.assign(searchTuning, tuning));

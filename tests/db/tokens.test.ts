@@ -2,7 +2,7 @@ import { searchFold } from '../../src/db/fold';
 import { planSearch, sqliteBulkIndex } from '../../src/db/searchIndex';
 import { applySearch } from '../../src/db/search';
 import { searchTuning } from '../../src/db/searchTuning';
-import { tokenEligible, tokenTables } from '../../src/db/tokens';
+import { decidingTerms, tokenEligible, tokenQuery, tokenTables } from '../../src/db/tokens';
 import { OVERLAP, tokensOf } from '../../src/db/tokenize';
 import { dbTimestamp } from '../../src/db/time';
 import { connectionPool } from '../../scripts/lib/pool';
@@ -34,6 +34,11 @@ describe('tokensOf', () => {
       const term = all.slice(at, at + OVERLAP).join('');
       expect(pieces.some((p) => p.includes(term))).toBe(true);
     }
+  });
+
+  test('the terms that decide: each once, none that another holds', () => {
+    expect(decidingTerms(['abc', 'abc', 'xabcx', 'q', 'bc'])).toEqual(['xabcx', 'q']);
+    expect(decidingTerms(Array.from({ length: 50 }, () => 'abc'))).toEqual(['abc']);
   });
 
   test.each([
@@ -170,6 +175,34 @@ describe('tokensOf', () => {
 
     test('a term in no token matches nothing', async () => {
       expect(await byTokens(['zzqqzz'])).toEqual([]);
+    });
+
+    test("a term given fifty times, or with its pieces, makes one term's query", async () => {
+      const one = await tokenQuery(t.db, 'posts', ['needle']);
+      expect(one).toMatch(/needle/);
+      expect(
+        await tokenQuery(
+          t.db,
+          'posts',
+          Array.from({ length: 50 }, () => 'needle'),
+        ),
+      ).toBe(one);
+      expect(await tokenQuery(t.db, 'posts', ['eedl', 'needle', 'nee'])).toBe(one);
+    });
+
+    test('a query longer than tokenQueryChars is left to the trigram index, and stays exact', async () => {
+      const chars = searchTuning.tokenQueryChars;
+      searchTuning.tokenQueryChars = 10;
+      try {
+        expect(await tokenQuery(t.db, 'posts', ['needle'])).toBeUndefined();
+        const plan = await planSearch(t.db, { table: 'posts', searchFields: fields }, ['needle']);
+        const q = t.db('posts').select('id').orderBy('id');
+        plan.apply(q);
+        expect(q.toSQL().sql).not.toContain(tokens);
+        expect(((await q) as { id: number }[]).map((r) => Number(r.id))).toEqual(await scan(['needle']));
+      } finally {
+        searchTuning.tokenQueryChars = chars;
+      }
     });
 
     test('the plan is the token index', async () => {
