@@ -4,7 +4,8 @@ import { searchFold } from './fold';
 
 /**
  * Splits a search into terms: white space and commas separate terms, and a double-quoted
- * phrase is one term (a quote left open runs to the end). Empty terms are dropped.
+ * phrase is one term (a quote left open runs to the end). Empty terms are dropped, and a term
+ * given again is kept once.
  */
 export function parseSearch(search: string): string[] {
   const terms: string[] = [];
@@ -24,7 +25,9 @@ export function parseSearch(search: string): string[] {
   }
   if (current) terms.push(current);
   // A phrase of only white space ("  ") would match every record with a space; it filters nothing.
-  return terms.filter((t) => t.trim() !== '');
+  // A term given again filters nothing more, and each costs the index a look-up: 50 of one term
+  // (200 characters) took 1.1 s on MariaDB against 0.14 for one.
+  return [...new Set(terms.filter((t) => t.trim() !== ''))];
 }
 
 /**

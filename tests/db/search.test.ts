@@ -24,6 +24,7 @@ const cases: [string, { given: string; want: string[] }][] = [
   ['an empty phrase is no term', { given: '"" red', want: ['red'] }],
   ['a phrase of only white space is no term', { given: '"  " red', want: ['red'] }],
   ['a lone quote is no term', { given: '"', want: [] }],
+  ['a term given again is one term', { given: 'red red,red "red" shoes red', want: ['red', 'shoes'] }],
   // Matching is the database's job: the parser must hand these over untouched.
   ['wildcard characters are kept as they are', { given: '% _ \\ 50% a_b \\%', want: ['%', '_', '\\', '50%', 'a_b', '\\%'] }],
   ['case is kept', { given: 'ÉCOLE Жук', want: ['ÉCOLE', 'Жук'] }],
