@@ -8,7 +8,7 @@ import { applySearch, foldCollation, READ_AS_REPLACEMENT } from './search';
 import { indexedFields, removalsOf } from './wordIndex';
 import { searchTuning } from './searchTuning';
 import { planTrigrams, rankTrigrams, type TermPlan } from './trigrams';
-import { sqliteTokenFill, sqliteTokenInsertTrigger, tokenEligible, tokenQuery, tokenTables } from './tokens';
+import { sqliteFieldsChanged, sqliteTokenFill, sqliteTokenInsertTrigger, tokenEligible, tokenQuery, tokenTables } from './tokens';
 import { applyWords, countWords, matchingIds, planWords } from './wordSearch';
 
 /**
@@ -36,7 +36,6 @@ export function sqliteIndexStatements(table: string, fields: readonly string[]):
   const fts = indexTable(table);
   const cols = fields.map((f) => `"${f}"`).join(', ');
   const folded = (row: string) => fields.map((f) => `search_fold(${row}."${f}")`).join(', ');
-  const changed = fields.map((f) => `new."${f}" IS NOT old."${f}"`).join(' OR ');
   return [
     `CREATE VIRTUAL TABLE "${fts}" USING fts5(${cols}, content='', contentless_delete=1, detail=full, ` +
       `tokenize="trigram case_sensitive 1")`,
@@ -44,7 +43,7 @@ export function sqliteIndexStatements(table: string, fields: readonly string[]):
     `CREATE TRIGGER "${fts}_insert" AFTER INSERT ON "${table}" BEGIN ` +
       `INSERT INTO "${fts}" (rowid, ${cols}) VALUES (new.id, ${folded('new')}); END`,
     `CREATE TRIGGER "${fts}_delete" AFTER DELETE ON "${table}" BEGIN DELETE FROM "${fts}" WHERE rowid = old.id; END`,
-    `CREATE TRIGGER "${fts}_update" AFTER UPDATE ON "${table}" WHEN ${changed} BEGIN ` +
+    `CREATE TRIGGER "${fts}_update" AFTER UPDATE ON "${table}" WHEN ${sqliteFieldsChanged(fields)} BEGIN ` +
       `DELETE FROM "${fts}" WHERE rowid = old.id; ` +
       `INSERT INTO "${fts}" (rowid, ${cols}) VALUES (new.id, ${folded('new')}); END`,
   ];
@@ -272,8 +271,9 @@ async function planTokens(
   among: SearchPlan['among'],
   walkLimit: SearchPlan['walkLimit'],
 ): Promise<SearchPlan | undefined> {
+  if (!terms.every(indexable)) return undefined;
   const folded = terms.map(searchFold);
-  if (!folded.every((f) => [...f].length >= TRIGRAM && tokenEligible(f))) return undefined;
+  if (!folded.every(tokenEligible)) return undefined;
   const { share } = await rankTrigrams(db, spec, folded);
   if (share > searchTuning.tokenShare) return undefined;
   const match = await tokenQuery(db, spec.table, folded);

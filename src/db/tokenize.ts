@@ -45,18 +45,23 @@ export function tokensOf(folded: string): string[] {
   return out;
 }
 
+// A write's trigger cuts the same fields twice, for the index and for the vocabulary, one call
+// after the other: the last call's tokens are kept so that the text is folded and cut once.
+let last: { values: unknown[]; tokens: string[] } | undefined;
+
+function tokensOfValues(values: unknown[]): string[] {
+  if (last && last.values.length === values.length && last.values.every((v, i) => v === values[i])) return last.tokens;
+  const tokens = values.flatMap((v) => (typeof v === 'string' ? tokensOf(searchFold(v)) : []));
+  last = { values, tokens };
+  return tokens;
+}
+
 /** search_tokens(field, ...): the fields' folded tokens as one text for the index (connection.ts). */
 export function tokenText(...values: unknown[]): string {
-  return values.flatMap((v) => (typeof v === 'string' ? tokensOf(searchFold(v)) : [])).join(' ');
+  return tokensOfValues(values).join(' ');
 }
 
 /** search_token_list(field, ...): the fields' distinct folded tokens as a JSON array, for the vocabulary. */
 export function tokenList(...values: unknown[]): string {
-  return JSON.stringify([
-    ...new Set(
-      tokenText(...values)
-        .split(' ')
-        .filter(Boolean),
-    ),
-  ]);
+  return JSON.stringify([...new Set(tokensOfValues(values))]);
 }

@@ -29,10 +29,14 @@ export function tokenEligible(folded: string): boolean {
   return !SEPARATOR.test(folded) && !READ_AS_REPLACEMENT.test(folded) && [...folded].length <= OVERLAP;
 }
 
+/** An update trigger's WHEN: some search field changed (SQLite's `IS NOT` takes NULL as a value). */
+export function sqliteFieldsChanged(fields: readonly string[]): string {
+  return fields.map((f) => `new."${f}" IS NOT old."${f}"`).join(' OR ');
+}
+
 /** SQL that makes the token index of a table's search fields and its triggers (migration 011, createRecordTable). */
 export function sqliteTokenStatements(table: string, fields: readonly string[]): string[] {
   const { tokens, vocab, grams } = tokenTables(table);
-  const changed = fields.map((f) => `new."${f}" IS NOT old."${f}"`).join(' OR ');
   return [
     `CREATE VIRTUAL TABLE "${tokens}" USING fts5(text, content='', contentless_delete=1, detail=none, ` +
       `tokenize="ascii tokenchars '${TOKEN_CHARS}'")`,
@@ -42,7 +46,7 @@ export function sqliteTokenStatements(table: string, fields: readonly string[]):
     ...sqliteTokenFill(table, fields),
     sqliteTokenInsertTrigger(table, fields),
     `CREATE TRIGGER "${tokens}_delete" AFTER DELETE ON "${table}" BEGIN DELETE FROM "${tokens}" WHERE rowid = old.id; END`,
-    `CREATE TRIGGER "${tokens}_update" AFTER UPDATE ON "${table}" WHEN ${changed} BEGIN ` +
+    `CREATE TRIGGER "${tokens}_update" AFTER UPDATE ON "${table}" WHEN ${sqliteFieldsChanged(fields)} BEGIN ` +
       `DELETE FROM "${tokens}" WHERE rowid = old.id; ${addNew(table, fields)} END`,
   ];
 }

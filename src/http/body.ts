@@ -44,8 +44,10 @@ export function jsonBody(routes: RouteTable, limit: number) {
     if (charset === 'utf8') req.headers['content-type'] = 'application/json; charset=utf-8';
     json(req, res, (err?: unknown) => {
       if (err) return next(err);
-      // Not in the fields the service sets: the contract ignores those whatever their values.
-      const bad = malformedStrings(withoutServiceSetFields(res.locals.operation as Operation | undefined, req.body));
+      // The fields the service sets go here, before anything reads the body: the contract ignores
+      // them whatever their values (a fetched record can be sent back).
+      req.body = withoutServiceSetFields(res.locals.operation as Operation | undefined, req.body);
+      const bad = malformedStrings(req.body);
       next(bad.length ? invalid(bad) : undefined);
     });
   };

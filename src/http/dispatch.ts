@@ -1,7 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Context, OpenAPIBackend, ParsedRequest } from 'openapi-backend';
 import { type FieldError, HttpProblem, invalid } from './problem';
-import { withoutServiceSetFields } from './serviceSet';
 import type { RequestLocals } from './requestContext';
 import { fieldErrors, onlyPathErrors, operationParams } from './validation';
 
@@ -31,11 +30,10 @@ export function dispatch(api: OpenAPIBackend, extraErrors: ExtraErrors) {
         method: req.method === 'HEAD' ? 'GET' : req.method,
         path: req.path,
         query: params.query,
-        // Fields the service sets are ignored in a body, so a fetched record can be sent back.
-        // A body that is a JSON string goes as its JSON text: openapi-backend parses a string
-        // body once more and validates what it holds, so `"{\"title\": ...}"` passed as an object
+        // jsonBody has taken out the fields the service sets. A body that is a JSON string goes
+        // as its JSON text: openapi-backend parses a string body once more and validates what it holds, so `"{\"title\": ...}"` passed as an object
         // and reached the handler as a string (a 500). Parsed back, it is the string again.
-        body: typeof req.body === 'string' ? JSON.stringify(req.body) : withoutServiceSetFields(operation, req.body),
+        body: typeof req.body === 'string' ? JSON.stringify(req.body) : (req.body as unknown),
         headers: req.headers as Record<string, string>,
       };
       const validation = api.validateRequest(request, operation);

@@ -25,13 +25,8 @@ export async function listen(
   // An `Expect` other than 100-continue: Node's own answer is a bare 417; this one is a problem.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
     const header = req.headers['x-request-id'];
-    const { body, headers } = problemAnswer(
-      417,
-      'The server meets no expectation but 100-continue',
-      requestIdFrom(typeof header === 'string' ? header : undefined),
-    );
-    res.writeHead(417, Object.fromEntries(headers));
-    res.end(body);
+    const requestId = requestIdFrom(typeof header === 'string' ? header : undefined);
+    answerWith(res, 417, 'The server meets no expectation but 100-continue', requestId);
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
@@ -56,7 +51,7 @@ const CLIENT_ERRORS = new Map<string | undefined, [status: number, detail: strin
 
 /**
  * Errors after which a request whose headers arrived will never get the rest of its body: the app
- * answers it (answerLate). Left waiting, a body cut by the client's FIN kept its request open
+ * answers it (answerWith). Left waiting, a body cut by the client's FIN kept its request open
  * until shutdown, past every timeout (Node's checks skip a connection it has seen end).
  */
 const BODY_NEVER_COMES = new Set(['ERR_HTTP_REQUEST_TIMEOUT', 'HPE_INVALID_EOF_STATE']);
@@ -66,7 +61,7 @@ const BODY_NEVER_COMES = new Set(['ERR_HTTP_REQUEST_TIMEOUT', 'HPE_INVALID_EOF_S
  * did not arrive in time (server.headersTimeout, requestTimeout) with a bare status and no body;
  * the contract wants problem+json for every error, with a request id and the security headers of
  * every other answer, so it is written here. Its headers cannot be read, so the id is one the
- * service makes; except for a body that did not arrive in time, which the app answers (answerLate).
+ * service makes; except for a body that did not arrive in time, which the app answers (answerWith).
  *
  * A keep-alive client may pipeline its next request while the ones before are still being
  * answered, and reads the answers in the order of its requests. So the error waits for the
@@ -88,7 +83,7 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, open: Rea
   // client's id and a log line to come. It is answered there, so that the client, the log and
   // the metrics all see the 408 (or 400) under one id; Node writes it after the answers before it.
   const late = BODY_NEVER_COMES.has(err.code ?? '') ? answers.find((res) => !res.req.complete) : undefined;
-  if (late) return answerLate(late, status, detail);
+  if (late) return answerWith(late, status, detail, String(late.getHeader('X-Request-Id') ?? requestIdFrom(undefined)));
   const { title, body, headers } = problemAnswer(status, detail, requestIdFrom(undefined));
   const lines = headers.map(([name, value]) => `${name}: ${value}\r\n`).join('');
   const answer = () => {
@@ -104,8 +99,8 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, open: Rea
 /** Connections whose client error is answered or waits to be. */
 const answered = new WeakSet<Duplex>();
 
-function answerLate(res: ServerResponse, status: number, detail: string): void {
-  const requestId = String(res.getHeader('X-Request-Id') ?? requestIdFrom(undefined));
+/** Answers a request the app has not answered (a late body, an unmet expectation) with a problem. */
+function answerWith(res: ServerResponse, status: number, detail: string, requestId: string): void {
   const { body, headers } = problemAnswer(status, detail, requestId);
   res.writeHead(status, Object.fromEntries(headers));
   res.end(body);
