@@ -39,7 +39,7 @@ export function csvLine(columns: readonly string[], record: Record<string, unkno
  * database failure at the start is still a problem+json answer; later failures can only cut the
  * connection (the truncated body has no terminating chunk, so a client sees it failed). Writes
  * wait for `drain` (backpressure: memory holds one batch), and a client that goes away aborts the
- * walk before its next query.
+ * walk before its next query. HEAD reads the first batch only (its failure is still a problem).
  */
 export async function streamExport(
   res: Response,
@@ -55,6 +55,8 @@ export async function streamExport(
     res.status(200);
     res.set('Content-Type', format === 'csv' ? `${TYPES.csv}; charset=utf-8; header=present` : `${TYPES.ndjson}; charset=utf-8`);
     res.set('Content-Disposition', `attachment; filename="${options.name}.${format === 'csv' ? 'csv' : 'ndjson'}"`);
+    // HEAD: the headers GET would send, without walking every record for a body nobody gets.
+    if (res.req.method === 'HEAD') return void res.end();
     if (format === 'csv') res.write(csvLine(options.columns, Object.fromEntries(options.columns.map((c) => [c, c]))));
     while (!next.done) {
       if (gone.signal.aborted) return;

@@ -103,6 +103,15 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     expect(rows).toEqual(records.map((r) => header.map((h) => asText(r[h]))));
   });
 
+  test.each(['application/x-ndjson', 'text/csv'])('HEAD with Accept: %s answers the headers of the export, no body', async (accept) => {
+    const got = await fetch(`${app.url}/api/${name}/`, { headers: { accept } });
+    await got.text();
+    const head = await fetch(`${app.url}/api/${name}/`, { method: 'HEAD', headers: { accept } });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    for (const h of ['content-type', 'content-disposition', 'vary']) expect(head.headers.get(h)).toBe(got.headers.get(h));
+  });
+
   // The spec: paging parameters play no part in an export, but are checked as on any list.
   test.each([
     ['page_size past the most', `page_size=${f.maxPageSize + 1}`],
