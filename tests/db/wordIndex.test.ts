@@ -7,6 +7,8 @@ import { dbTimestamp } from '../../src/db/time';
 import { addWordGrams, foldSql, indexPending, REMOVALS, wordCode, wordTables } from '../../src/db/wordIndex';
 import { createTestDatabase, dialect, logStatements, pausingAfter, type TestDatabase } from '../helpers/db';
 import { fixtures } from '../helpers/fixtures';
+import { trigramsOf } from '../../src/db/trigrams';
+import { spread } from '../../src/db/wordSearch';
 import { NEWEST_FIRST as order, pendingCount, scannedIds } from '../helpers/scan';
 
 // MySQL's vocabulary keeps each word's trigrams (as the scan folds the word), so that a search
@@ -117,6 +119,19 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     expect(statements.some((sql) => sql.includes(wordTables(name).grams))).toBe(true);
     expect(result).toMatchObject({ count: 1 });
     expect(await scannedIds(t.db, name, f.searchFields, ['ABCD'])).toEqual([holds]);
+  });
+
+  // A long term is looked up by a few of its trigrams (spread): the predicate decides the rest.
+  test('a word with the trigrams the look-up joins, but not the term, is no match', async () => {
+    const term = 'qabcdefghijq';
+    const joined = spread(trigramsOf(term), 4);
+    const decoy = 'qabcdeyfghijq';
+    expect(joined.every((g) => decoy.includes(g))).toBe(true);
+    const holds = await insert(`x${term}x`);
+    await insert(decoy);
+    const result = await listRecords(t.db, spec, { terms: [term.toUpperCase()], filters: [], order, page: 1, pageSize: 10 });
+    expect(result).toMatchObject({ count: 1, rows: [{ id: holds }] });
+    expect(await scannedIds(t.db, name, f.searchFields, [term])).toEqual([holds]);
   });
 
   // The plan looks up the vocabulary, then the page reads the index and the pending list: a
