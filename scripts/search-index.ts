@@ -2,18 +2,23 @@
 // (src/db/wordIndex.ts) at once: those a table held when migration 006 or 008 made its index,
 // and any written since that no running service has indexed yet. Search is exact meanwhile
 // (pending records are checked with the scan's predicate), only slower. Resumable: each batch is
-// one transaction. Then it chooses each table's dense words (src/db/denseWords.ts). On SQLite
-// there is nothing to do (its triggers index).
+// one transaction. Then it chooses each table's dense words (src/db/denseWords.ts). On SQLite,
+// whose triggers index every write, it takes out of the token index's vocabulary the tokens no
+// record holds any more (src/db/tokens.ts).
+import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { collectionNamed, collections } from '../src/collections';
 import { ConfigError, databaseWhere, loadConfig } from '../src/config';
-import { openDb } from '../src/db/connection';
+import { isMysql, openDb } from '../src/db/connection';
 import { migrate } from '../src/db/migrations';
 import { chooseDenseWords } from '../src/db/denseWords';
+import { pruneVocabulary } from '../src/db/tokens';
 import { indexPending } from '../src/db/wordIndex';
 import { oneLine, unusable } from './lib/failure';
 
 class SearchIndexError extends Error {}
+
+const seconds = (since: number) => ((Date.now() - since) / 1000).toFixed(1);
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { collection: { type: 'string' } } });
@@ -22,7 +27,7 @@ async function main(): Promise<void> {
     : collections.map((c) => c.name);
   const config = loadConfig().database;
   // Not opened: opening would create a file where DATABASE_URL names none.
-  if (config.client === 'sqlite') return void console.log('SQLite indexes every write itself: nothing to do');
+  if (config.client === 'sqlite' && !existsSync(config.filename)) return void console.log('No SQLite file: nothing to do');
   const db = openDb(config);
   const started = Date.now();
   try {
@@ -31,6 +36,11 @@ async function main(): Promise<void> {
       throw new SearchIndexError(unusable(err, databaseWhere(config)));
     });
     for (const name of names) {
+      if (!isMysql(db)) {
+        const removed = await pruneVocabulary(db, name);
+        console.log(`${name}: ${removed.toLocaleString('en')} tokens no record holds taken out of the vocabulary, ${seconds(started)} s`);
+        continue;
+      }
       const n = await indexPending(db, name, {
         onProgress: (k) => {
           if (k % 50_000 < 1000) process.stderr.write(`${name}: indexed ${k.toLocaleString('en')}\n`);
@@ -38,8 +48,7 @@ async function main(): Promise<void> {
       });
       const { filled, dropped } = await chooseDenseWords(db, name);
       console.log(
-        `${name}: ${n.toLocaleString('en')} records indexed, ${filled} dense words listed, ${dropped} dropped, ` +
-          `${((Date.now() - started) / 1000).toFixed(1)} s`,
+        `${name}: ${n.toLocaleString('en')} records indexed, ${filled} dense words listed, ${dropped} dropped, ` + `${seconds(started)} s`,
       );
     }
   } finally {

@@ -82,6 +82,38 @@ export function sqliteTokenFill(table: string, fields: readonly string[], above 
   ];
 }
 
+/**
+ * Takes out of the vocabulary (and its trigram index) the tokens no record holds any more: a
+ * record re-texted or deleted leaves its old tokens there, where they cost look-ups and can push
+ * a term past searchTuning.termTokens, never a wrong result. `npm run search-index` runs it. One
+ * write transaction, whose first statement writes: no write can add a token between the read of
+ * the tokens the index holds (fts5vocab, which leaves out deleted records' entries) and the
+ * removal of the others. Returns how many tokens were removed.
+ */
+export async function pruneVocabulary(db: Db, table: string): Promise<number> {
+  const { tokens, vocab, grams } = tokenTables(table);
+  const terms = `${tokens}_live_terms`;
+  const live = `${tokens}_live`;
+  return db.transaction(async (trx) => {
+    // A write that changes nothing: the transaction holds the write lock from here on.
+    await trx.raw(`DELETE FROM "${vocab}" WHERE 0`);
+    await trx.raw(`CREATE VIRTUAL TABLE temp."${terms}" USING fts5vocab(main, '${tokens}', 'row')`);
+    await trx.raw(`CREATE TEMP TABLE "${live}" (term TEXT PRIMARY KEY) WITHOUT ROWID`);
+    try {
+      await trx.raw(`INSERT INTO temp."${live}" SELECT term FROM temp."${terms}"`);
+      const dead = `FROM "${vocab}" WHERE term NOT IN (SELECT term FROM temp."${live}")`;
+      // A contentless FTS5 table forgets a row given its rowid and the text it indexed.
+      await trx.raw(`INSERT INTO "${grams}" ("${grams}", rowid, term) SELECT 'delete', id, term ${dead}`);
+      const [{ n }] = await trx.raw<{ n: number }[]>(`SELECT COUNT(*) AS n ${dead}`);
+      await trx.raw(`DELETE ${dead}`);
+      return Number(n);
+    } finally {
+      await trx.raw(`DROP TABLE temp."${live}"`);
+      await trx.raw(`DROP TABLE temp."${terms}"`);
+    }
+  });
+}
+
 export function sqliteTokenDropStatements(table: string): string[] {
   const { tokens, vocab, grams } = tokenTables(table);
   return [

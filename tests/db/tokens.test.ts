@@ -2,7 +2,7 @@ import { searchFold } from '../../src/db/fold';
 import { planSearch, sqliteBulkIndex } from '../../src/db/searchIndex';
 import { applySearch } from '../../src/db/search';
 import { searchTuning } from '../../src/db/searchTuning';
-import { decidingTerms, tokenEligible, tokenQuery, tokenTables } from '../../src/db/tokens';
+import { decidingTerms, pruneVocabulary, tokenEligible, tokenQuery, tokenTables } from '../../src/db/tokens';
 import { OVERLAP, tokensOf } from '../../src/db/tokenize';
 import { dbTimestamp } from '../../src/db/time';
 import { connectionPool } from '../../scripts/lib/pool';
@@ -57,7 +57,7 @@ describe('tokensOf', () => {
 (dialect === 'sqlite' ? describe : describe.skip)('the token index on SQLite', () => {
   let t: TestDatabase;
   const fields = ['title', 'content'];
-  const { tokens, vocab } = tokenTables('posts');
+  const { tokens, vocab, grams } = tokenTables('posts');
   beforeAll(async () => {
     t = await createTestDatabase();
   });
@@ -226,6 +226,43 @@ describe('tokensOf', () => {
       expect(await byTokens(['ĳssel'])).toEqual([Number(id)]);
       await t.db('posts').where({ id }).delete();
       expect(await byTokens(['ĳssel'])).toEqual([]);
+      await expectVocabularyWhole();
+    } finally {
+      Object.assign(searchTuning, defaults);
+    }
+  });
+  test('pruning takes out the tokens no record holds, and no other; search stays exact', async () => {
+    const defaults = { ...searchTuning };
+    Object.assign(searchTuning, { tokenShare: 1 });
+    try {
+      const [kept] = await t.db('posts').insert(row('Kept quokkaword', 'x'));
+      const [gone] = await t.db('posts').insert(row('Gone wombatword', 'x'));
+      const [changed] = await t.db('posts').insert(row('Was numbatword', 'x'));
+      await t.db('posts').where({ id: gone }).delete();
+      await t.db('posts').where({ id: changed }).update({ title: 'Now bilbyword' });
+      const has = async (term: string) => (await t.db(vocab).where({ term }).first()) !== undefined;
+      expect([await has('wombatword'), await has('numbatword')]).toEqual([true, true]);
+
+      expect(await pruneVocabulary(t.db, 'posts')).toBeGreaterThanOrEqual(2);
+      expect([await has('wombatword'), await has('numbatword')]).toEqual([false, false]);
+      expect([await has('quokkaword'), await has('bilbyword')]).toEqual([true, true]);
+      await expectVocabularyWhole();
+      // The vocabulary's trigram index forgot them too: a term only they held is in no token.
+      expect(await tokenQuery(t.db, 'posts', ['wombat'])).toBe('');
+      const gramRows = (term: string) =>
+        t
+          .db(grams)
+          .whereRaw('?? MATCH ?', [grams, `"${term}"`])
+          .pluck('rowid');
+      expect([await gramRows('wombatword'), await gramRows('numbatword')]).toEqual([[], []]);
+      expect(await gramRows('quokkaword')).toHaveLength(1);
+      expect(await byTokens(['quokka'])).toEqual([Number(kept)]);
+      expect(await byTokens(['bilby'])).toEqual([Number(changed)]);
+      for (const search of SEARCHES) expect(await byTokens(search)).toEqual(await scan(search));
+      // Nothing more to take out; a token written after is kept and found.
+      expect(await pruneVocabulary(t.db, 'posts')).toBe(0);
+      const [later] = await t.db('posts').insert(row('Later wombatword', 'x'));
+      expect(await byTokens(['wombat'])).toEqual([Number(later)]);
       await expectVocabularyWhole();
     } finally {
       Object.assign(searchTuning, defaults);

@@ -3,7 +3,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../scripts/lib/ports';
+import { collections } from '../../src/collections';
 import { ensureMysqlDatabase, openDb } from '../../src/db/connection';
+import { migrate } from '../../src/db/migrations';
+import { dbTimestamp } from '../../src/db/time';
+import { tokenTables } from '../../src/db/tokens';
 import type { DatabaseConfig } from '../../src/config';
 import { dialect, dropTestDatabase, freshConfig } from '../helpers/db';
 import { databaseUrl } from '../helpers/service';
@@ -38,12 +42,50 @@ test('a SQLite file that does not exist: nothing to do, and no file is made', ()
   const dir = mkdtempSync(join(tmpdir(), 'records-search-index-'));
   try {
     const filename = join(dir, 'new', 'records.sqlite3');
-    expect(run(`sqlite:${filename}`)).toEqual({ status: 0, stdout: 'SQLite indexes every write itself: nothing to do\n', stderr: '' });
+    expect(run(`sqlite:${filename}`)).toEqual({ status: 0, stdout: 'No SQLite file: nothing to do\n', stderr: '' });
     expect(existsSync(join(dir, 'new'))).toBe(false);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
 }, 30_000);
+
+(dialect === 'sqlite' ? test : test.skip)(
+  'SQLite: the tokens no record holds leave the vocabulary, every table named',
+  async () => {
+    const config = freshConfig() as Extract<DatabaseConfig, { client: 'sqlite' }>;
+    const db = openDb(config);
+    try {
+      await migrate(db);
+      const at = dbTimestamp();
+      const post = (title: string) => ({ title, content: 'x', author: 'a', created_at: at, updated_at: at });
+      await db('posts').insert(post('kept quokkaword'));
+      const [gone] = await db('posts').insert(post('gone wombatword'));
+      await db('posts').where({ id: gone }).delete();
+      const { vocab } = tokenTables('posts');
+      const has = async (term: string) => (await db(vocab).where({ term }).first()) !== undefined;
+      expect(await has('wombatword')).toBe(true);
+      await db.destroy();
+
+      const result = run(`sqlite:${config.filename}`);
+      expect({ status: result.status, stderr: result.stderr }).toEqual({ status: 0, stderr: '' });
+      const lines = result.stdout.trim().split('\n');
+      expect(lines.map((l) => l.split(':')[0])).toEqual(collections.map((c) => c.name));
+      expect(lines[collections.findIndex((c) => c.name === 'posts')]).toMatch(
+        /^posts: 2 tokens no record holds taken out of the vocabulary, [\d.]+ s$/,
+      );
+      const after = openDb(config);
+      try {
+        expect(await after(vocab).where({ term: 'wombatword' }).first()).toBeUndefined();
+        expect(await after(vocab).where({ term: 'quokkaword' }).first()).toBeDefined();
+      } finally {
+        await after.destroy();
+      }
+    } finally {
+      await dropTestDatabase(config, db);
+    }
+  },
+  30_000,
+);
 
 (dialect === 'mysql' ? describe : describe.skip)('on MySQL', () => {
   const schemas = async (c: Mysql) => {
