@@ -82,36 +82,66 @@ export function sqliteTokenFill(table: string, fields: readonly string[], above 
   ];
 }
 
+/** A vocabulary entry: its id is the rowid of its row in the vocabulary's trigram index. */
+export interface VocabularyEntry {
+  id: number;
+  term: string;
+}
+
 /**
- * Takes out of the vocabulary (and its trigram index) the tokens no record holds any more: a
- * record re-texted or deleted leaves its old tokens there, where they cost look-ups and can push
- * a term past searchTuning.termTokens, never a wrong result. `npm run search-index` runs it. One
- * write transaction, whose first statement writes: no write can add a token between the read of
- * the tokens the index holds (fts5vocab, which leaves out deleted records' entries) and the
- * removal of the others. Returns how many tokens were removed.
+ * The vocabulary's tokens that the index holds for no record (fts5vocab leaves out deleted
+ * records' entries): a record re-texted or deleted leaves its old tokens in the vocabulary, where
+ * they cost look-ups and can push a term past searchTuning.termTokens, never a wrong result.
+ * Read in one snapshot, holding no lock: a write may add one of them back before removeTokens.
  */
-export async function pruneVocabulary(db: Db, table: string): Promise<number> {
-  const { tokens, vocab, grams } = tokenTables(table);
+export async function deadTokens(db: Db, table: string): Promise<VocabularyEntry[]> {
+  const { tokens, vocab } = tokenTables(table);
   const terms = `${tokens}_live_terms`;
-  const live = `${tokens}_live`;
   return db.transaction(async (trx) => {
-    // A write that changes nothing: the transaction holds the write lock from here on.
-    await trx.raw(`DELETE FROM "${vocab}" WHERE 0`);
     await trx.raw(`CREATE VIRTUAL TABLE temp."${terms}" USING fts5vocab(main, '${tokens}', 'row')`);
-    await trx.raw(`CREATE TEMP TABLE "${live}" (term TEXT PRIMARY KEY) WITHOUT ROWID`);
     try {
-      await trx.raw(`INSERT INTO temp."${live}" SELECT term FROM temp."${terms}"`);
-      const dead = `FROM "${vocab}" WHERE term NOT IN (SELECT term FROM temp."${live}")`;
-      // A contentless FTS5 table forgets a row given its rowid and the text it indexed.
-      await trx.raw(`INSERT INTO "${grams}" ("${grams}", rowid, term) SELECT 'delete', id, term ${dead}`);
-      const [{ n }] = await trx.raw<{ n: number }[]>(`SELECT COUNT(*) AS n ${dead}`);
-      await trx.raw(`DELETE ${dead}`);
-      return Number(n);
+      const rows = await trx.raw<VocabularyEntry[]>(`SELECT id, term FROM "${vocab}" WHERE term NOT IN (SELECT term FROM temp."${terms}")`);
+      return rows.map((r) => ({ id: Number(r.id), term: String(r.term) }));
     } finally {
-      await trx.raw(`DROP TABLE temp."${live}"`);
       await trx.raw(`DROP TABLE temp."${terms}"`);
     }
   });
+}
+
+/** Entries removed per write transaction: each holds writers off for a few hundred ms at most. */
+const REMOVAL_BATCH = 500;
+
+/**
+ * Removes these entries from the vocabulary and its trigram index, each only if the index still
+ * holds it for no record, in write transactions whose first statement writes (a write that adds
+ * one back commits before the check, or waits for the removal and adds it again). Returns how
+ * many were removed.
+ */
+export async function removeTokens(db: Db, table: string, entries: readonly VocabularyEntry[]): Promise<number> {
+  const { tokens, vocab, grams } = tokenTables(table);
+  let removed = 0;
+  for (let at = 0; at < entries.length; at += REMOVAL_BATCH) {
+    removed += await db.transaction(async (trx) => {
+      // A write that changes nothing: the transaction holds the write lock from here on.
+      await trx.raw(`DELETE FROM "${vocab}" WHERE 0`);
+      let n = 0;
+      for (const { id, term } of entries.slice(at, at + REMOVAL_BATCH)) {
+        const held = await trx.raw<unknown[]>(`SELECT rowid FROM "${tokens}" WHERE "${tokens}" MATCH ? LIMIT 1`, [quoted(term)]);
+        if (held.length || !(await trx(vocab).where({ id, term }).first())) continue;
+        // A contentless FTS5 table forgets a row given its rowid and the text it indexed.
+        await trx.raw(`INSERT INTO "${grams}" ("${grams}", rowid, term) VALUES ('delete', ?, ?)`, [id, term]);
+        await trx(vocab).where({ id }).delete();
+        n++;
+      }
+      return n;
+    });
+  }
+  return removed;
+}
+
+/** `npm run search-index` on SQLite: the vocabulary's dead tokens, removed. */
+export async function pruneVocabulary(db: Db, table: string): Promise<number> {
+  return removeTokens(db, table, await deadTokens(db, table));
 }
 
 export function sqliteTokenDropStatements(table: string): string[] {

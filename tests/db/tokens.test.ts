@@ -2,7 +2,7 @@ import { searchFold } from '../../src/db/fold';
 import { planSearch, sqliteBulkIndex } from '../../src/db/searchIndex';
 import { applySearch } from '../../src/db/search';
 import { searchTuning } from '../../src/db/searchTuning';
-import { decidingTerms, pruneVocabulary, tokenEligible, tokenQuery, tokenTables } from '../../src/db/tokens';
+import { deadTokens, decidingTerms, pruneVocabulary, removeTokens, tokenEligible, tokenQuery, tokenTables } from '../../src/db/tokens';
 import { OVERLAP, tokensOf } from '../../src/db/tokenize';
 import { dbTimestamp } from '../../src/db/time';
 import { connectionPool } from '../../scripts/lib/pool';
@@ -259,6 +259,16 @@ describe('tokensOf', () => {
       expect(await byTokens(['quokka'])).toEqual([Number(kept)]);
       expect(await byTokens(['bilby'])).toEqual([Number(changed)]);
       for (const search of SEARCHES) expect(await byTokens(search)).toEqual(await scan(search));
+      // A dead token written again between the read and the removal is kept (and found).
+      await t.db('posts').where({ id: kept }).update({ content: 'echidnaword' });
+      await t.db('posts').where({ id: kept }).update({ content: 'x' });
+      const dead = await deadTokens(t.db, 'posts');
+      expect(dead.map((e) => e.term)).toContain('echidnaword');
+      const [again] = await t.db('posts').insert(row('Again echidnaword', 'x'));
+      expect(await removeTokens(t.db, 'posts', dead)).toBe(dead.length - 1);
+      expect(await has('echidnaword')).toBe(true);
+      expect(await byTokens(['echidna'])).toEqual([Number(again)]);
+      await expectVocabularyWhole();
       // Nothing more to take out; a token written after is kept and found.
       expect(await pruneVocabulary(t.db, 'posts')).toBe(0);
       const [later] = await t.db('posts').insert(row('Later wombatword', 'x'));
