@@ -48,7 +48,7 @@ async function main(): Promise<void> {
       });
       const { filled, dropped } = await chooseDenseWords(db, name);
       console.log(
-        `${name}: ${n.toLocaleString('en')} records indexed, ${filled} dense words listed, ${dropped} dropped, ` + `${seconds(started)} s`,
+        `${name}: ${n.toLocaleString('en')} records indexed, ${filled} dense words listed, ${dropped} dropped, ${seconds(started)} s`,
       );
     }
   } finally {

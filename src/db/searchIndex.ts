@@ -28,7 +28,11 @@ export function indexTable(table: string): string {
 
 /** Terms of fewer than 3 characters (after folding) yield no trigram; they are matched by a scan. */
 export function indexable(term: string): boolean {
-  return [...searchFold(term)].length >= TRIGRAM;
+  return hasTrigram(searchFold(term));
+}
+
+function hasTrigram(folded: string): boolean {
+  return [...folded].length >= TRIGRAM;
 }
 
 /** SQL of migration 005's triggers and index for one table on SQLite. */
@@ -271,9 +275,8 @@ async function planTokens(
   among: SearchPlan['among'],
   walkLimit: SearchPlan['walkLimit'],
 ): Promise<SearchPlan | undefined> {
-  if (!terms.every(indexable)) return undefined;
   const folded = terms.map(searchFold);
-  if (!folded.every(tokenEligible)) return undefined;
+  if (!folded.every((f) => hasTrigram(f) && tokenEligible(f))) return undefined;
   const { share } = await rankTrigrams(db, spec, folded);
   if (share > searchTuning.tokenShare) return undefined;
   const match = await tokenQuery(db, spec.table, folded);
