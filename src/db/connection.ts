@@ -6,6 +6,7 @@ import type { DatabaseConfig, PoolConfig } from '../config';
 import { makeFolder } from '../lib/makeFolder';
 import { within } from '../lib/within';
 import { searchFold } from './fold';
+import { keepPrepared } from './prepared';
 import { tokenList, tokenText } from './tokenize';
 
 export type Db = Knex;
@@ -78,6 +79,7 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
             conn.pragma(options.readOnly ? 'query_only = ON' : 'journal_mode = WAL');
             conn.pragma('busy_timeout = 5000');
             conn.pragma('foreign_keys = ON');
+            keepPrepared(conn);
             conn.function('lower', { deterministic: true }, unicodeLower);
             // Under its own name so that a connection without it fails to write rather than
             // index text with SQLite's ASCII-only lower().

@@ -98,17 +98,48 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest, costly: Cos
   }
   const page = { ...request, plan, held, rowsBefore: offset + request.pageSize, count, total };
   const walk = await pageWalks(page);
-  const read = async (): Promise<Row[]> => {
+  const read = (): Promise<Row[]> => {
     const filtered = db(spec.table);
     narrowPage(filtered, page, walk);
-    applyOrder(filtered, request.order, isMysql(db));
-    if (held || offset < DEFERRED_JOIN_OFFSET) return (await filtered.select('*').limit(request.pageSize).offset(offset)) as Row[];
-    // Deep pages: skip over ids only (an index-only scan for the default order), then fetch the
-    // page's rows by primary key. Skipping whole rows made MySQL scan and sort the table.
-    const ids = (await filtered.limit(request.pageSize).offset(offset).pluck('id')) as (number | string)[];
-    return rowsOf(db, spec.table, ids);
+    // Deep pages: skip over ids only (an index-only scan for the default order). Skipping whole
+    // rows made MySQL scan and sort the table.
+    const deep = !held && offset >= DEFERRED_JOIN_OFFSET;
+    return pageRows(db, spec.table, filtered, request.order, { limit: request.pageSize, offset }, deep || idsFirst(db, plan, walk));
   };
   return { count, rows: await inTurnIf(pageVisitsAll(db, plan, held, walk), costly, read) };
+}
+
+/**
+ * SQLite, a page of matches looked up rather than walked along the order's index: sorting the
+ * matches' whole rows cost 0.98 ms for page 1 of a term in 469 of 1,000,000 posts, against 0.54
+ * sorting their order's keys and then reading the page's 10 rows.
+ */
+function idsFirst(db: Db, plan: SearchPlan, walk: boolean): boolean {
+  return !isMysql(db) && plan.indexed && !walk;
+}
+
+/**
+ * A page of `query` (on the table, narrowed to the matches) in `order`. `idsFirst`: the page's
+ * ids are read first, and then its rows by primary key, so that the rows passed over or sorted
+ * are read for their keys only.
+ */
+async function pageRows(
+  db: Db,
+  table: string,
+  query: Knex.QueryBuilder,
+  order: readonly OrderKey[],
+  page: { limit: number; offset: number },
+  idsFirst: boolean,
+): Promise<Row[]> {
+  const mysql = isMysql(db);
+  applyOrder(query, order, mysql);
+  query.limit(page.limit).offset(page.offset);
+  if (!idsFirst) return (await query.select('*')) as Row[];
+  if (mysql) return rowsOf(db, table, (await query.pluck('id')) as (number | string)[]);
+  // One statement: SQLite takes a LIMIT in an IN subquery (MySQL does not).
+  const rows = db(table).select('*').whereIn('id', query.select('id'));
+  applyOrder(rows, order, false);
+  return (await rows) as Row[];
 }
 
 /**
@@ -219,12 +250,11 @@ async function seekIn(db: Db, spec: TableSpec, request: SeekRequest, costly: Cos
   const count = held?.ids.length ?? (cheapCount ? await cheapCount() : 0);
   const page = { ...request, order, plan, held, rowsBefore: request.limit, count, total };
   const walk = await pageWalks(page);
-  const read = async () => {
+  const read = () => {
     const query = db(spec.table);
     narrowPage(query, page, walk);
     if (request.after) applyAfter(query, order, request.after as Knex.Value[], isMysql(db));
-    applyOrder(query, order, isMysql(db));
-    return (await query.select('*').limit(request.limit)) as Row[];
+    return pageRows(db, spec.table, query, order, { limit: request.limit, offset: 0 }, idsFirst(db, plan, walk));
   };
   const rows = await inTurnIf(pageVisitsAll(db, plan, held, walk), costly, read);
   return request.backward ? rows.reverse() : rows;
