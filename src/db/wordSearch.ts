@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import type { Db } from './connection';
 import { applySearch } from './search';
-import { searchTuning } from './searchTuning';
 import { trigramsOf } from './trigrams';
+import { sampleTerms } from './wordSample';
 import { foldSql, GRAM, wordCode, wordTables } from './wordIndex';
 
 /**
@@ -11,9 +11,6 @@ import { foldSql, GRAM, wordCode, wordTables } from './wordIndex';
  * term, the table is scanned (as SQLite does for terms of fewer than 3 characters).
  */
 export const MAX_WORDS = 1000;
-
-/** A term in more than this share of the rows is common (see sampleTerms). */
-export const COMMON_SHARE = 0.2;
 
 /** How a piece of a term must sit in a token: a phrase's first piece ends a token, and so on. */
 type Place = 'inside' | 'end' | 'whole' | 'start';
@@ -56,9 +53,23 @@ export function spread<T>(xs: readonly T[], n: number): T[] {
   return Array.from({ length: n }, (_, i) => xs[Math.round((i * (xs.length - 1)) / (n - 1))]);
 }
 
+/** Folds kept per pool (its config), by fold expression and piece; the fold of a text never changes. */
+const folds = new WeakMap<object, Map<string, string>>();
+const KEPT_FOLDS = 10_000;
+
 /** The piece as the server folds it (`term`: foldSql's expression of one bound value). */
 async function foldHere(db: Db, term: string, piece: string): Promise<string> {
-  const [{ folded }] = await db.select<{ folded: string }[]>(db.raw(`${term} AS ??`, [piece, 'folded']));
+  const pool = (db.client as Knex.Client).config as object;
+  let kept = folds.get(pool);
+  if (!kept) folds.set(pool, (kept = new Map<string, string>()));
+  const key = `${term}\u0000${piece}`;
+  let folded = kept.get(key);
+  if (folded === undefined) {
+    [{ folded }] = await db.select<{ folded: string }[]>(db.raw(`${term} AS ??`, [piece, 'folded']));
+    // Emptied when full: a search's round trip is saved for the pieces searched often.
+    if (kept.size >= KEPT_FOLDS) kept.clear();
+    kept.set(key, folded);
+  }
   return folded;
 }
 
@@ -106,45 +117,6 @@ async function lookUp(db: Db, table: string, piece: string, place: Place, collat
   return ids.map(Number);
 }
 
-/**
- * Which terms are common: held by more than COMMON_SHARE of a sample of the newest records (the
- * scan's predicate on them). For those, reading the index costs more than the scan: InnoDB
- * FULLTEXT visits every matching document, about 10 µs each. Tables smaller than the sample
- * have no common term: the index answers all. Also the share of rows that may match (WordPlan).
- */
-async function sampleTerms(
-  db: Db,
-  table: string,
-  fields: readonly string[],
-  terms: readonly string[],
-  collation: string | undefined,
-): Promise<{ common: Set<string>; share: number }> {
-  const fold = (x: string) => foldSql(collation, x);
-  const holds = `(${fields.map(() => `INSTR(${fold('??')}, ${fold('?')}) > 0`).join(' OR ')})`;
-  // Ids only in the derived table: one holding text columns is an on-disk (Aria) temporary table,
-  // and MariaDB 10.11 crashed (signal 11, ha_maria::drop_table) freeing one of this query's when
-  // the query timeout had killed it.
-  const sample = db(table)
-    .select('id')
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .limit(searchTuning.sample)
-    .as('s');
-  const sums = terms.map((t, i) => db.raw(`SUM(${holds}) AS ??`, [...fields.flatMap((f) => [f, t]), `t${i}`]));
-  const [row] = await db
-    .select<Record<string, number | string>[]>(db.raw('COUNT(*) AS n'), ...sums)
-    .from(sample)
-    .join(table, `${table}.id`, 's.id');
-  if (Number(row.n) < searchTuning.sample) return { common: new Set(), share: 1 };
-  const hits = terms.map((_, i) => Number(row[`t${i}`]));
-  return {
-    common: new Set(terms.filter((_, i) => hits[i] > COMMON_SHARE * searchTuning.sample)),
-    share: Math.min(1, (Math.min(...hits) + 1) / searchTuning.sample),
-  };
-}
-
 /** What each term needs of a record's tokens (white space splits a phrase into pieces). */
 function pieces(term: string): [string, Place][] {
   const parts = term.split(/\s+/u);
@@ -160,8 +132,7 @@ export async function planWords(
   terms: readonly string[],
   collation: string | undefined,
 ): Promise<WordPlan> {
-  const { common, share } = await sampleTerms(db, table, fields, terms, collation);
-  const pending = (await db(wordTables(table).pending).select('id').first()) !== undefined;
+  const { common, share, pending } = await sampleTerms(db, table, fields, terms, collation);
   const plan: WordPlan = { groups: [], none: false, checked: [...common], pending, share };
   for (const term of terms) {
     if (common.has(term)) continue;
