@@ -260,6 +260,19 @@ interface TarnPool {
   max: number;
 }
 
+/** What a pool and its transactions share (their connection settings): the key of values kept per pool. */
+export function poolKey(db: Db | Knex.Transaction): object {
+  return (db.client as Knex.Client).config as object;
+}
+
+/** The value `store` keeps for this pool, made by `make` on first use. */
+export function perPool<T>(store: WeakMap<object, T>, db: Db | Knex.Transaction, make: () => T): T {
+  const key = poolKey(db);
+  let value = store.get(key);
+  if (value === undefined) store.set(key, (value = make()));
+  return value;
+}
+
 export function isMysql(db: Db | Knex.Transaction | Knex.QueryBuilder): boolean {
   return (db.client as Knex.Client).config.client === 'mysql2';
 }

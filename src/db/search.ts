@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { type Db, isMysql } from './connection';
+import { type Db, isMysql, perPool, poolKey } from './connection';
 import { searchFold } from './fold';
 
 /**
@@ -41,15 +41,12 @@ const foldCollations = new WeakMap<object, Promise<string | undefined>>();
 
 export function foldCollation(db: Db | Knex.Transaction): Promise<string | undefined> {
   if (!isMysql(db)) return Promise.resolve(undefined);
-  const key = (db.client as Knex.Client).config;
-  let found = foldCollations.get(key);
-  if (!found) {
-    found = firstKnownCollation(db);
+  return perPool(foldCollations, db, () => {
+    const found = firstKnownCollation(db);
     // A failed look-up (database down) is not remembered; the next search asks again.
-    found.catch(() => foldCollations.delete(key));
-    foldCollations.set(key, found);
-  }
-  return found;
+    found.catch(() => foldCollations.delete(poolKey(db)));
+    return found;
+  });
 }
 
 async function firstKnownCollation(db: Db | Knex.Transaction): Promise<string | undefined> {

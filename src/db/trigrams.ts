@@ -1,5 +1,4 @@
-import type { Knex } from 'knex';
-import type { Db } from './connection';
+import { type Db, perPool } from './connection';
 import { searchFold } from './fold';
 import { searchTuning } from './searchTuning';
 
@@ -49,9 +48,7 @@ async function takeSample(db: Db, table: string, fields: readonly string[]): Pro
 }
 
 function sampleOf(db: Db, table: string, fields: readonly string[]): Promise<Sample> {
-  const key = (db.client as Knex.Client).config as object;
-  let tables = samples.get(key);
-  if (!tables) samples.set(key, (tables = new Map<string, Promise<Sample>>()));
+  const tables = perPool(samples, db, () => new Map<string, Promise<Sample>>());
   let found = tables.get(table);
   if (!found) {
     found = takeSample(db, table, fields);

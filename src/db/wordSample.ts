@@ -1,5 +1,4 @@
-import type { Knex } from 'knex';
-import type { Db } from './connection';
+import { type Db, perPool } from './connection';
 import { searchTuning } from './searchTuning';
 import { foldSql, wordTables } from './wordIndex';
 
@@ -56,9 +55,7 @@ export async function sampleTerms(
     db.raw('(?) AS newest', [db(table).max('id')]),
   );
   const newest = state.newest === null ? null : Number(state.newest);
-  const key = (db.client as Knex.Client).config as object;
-  let tables = samples.get(key);
-  if (!tables) samples.set(key, (tables = new Map<string, Sampled>()));
+  const tables = perPool(samples, db, () => new Map<string, Sampled>());
   let kept = tables.get(table);
   const now = Date.now();
   if (

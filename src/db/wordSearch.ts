@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Db } from './connection';
+import { type Db, perPool } from './connection';
 import { applySearch } from './search';
 import { trigramsOf } from './trigrams';
 import { sampleTerms } from './wordSample';
@@ -59,9 +59,7 @@ const KEPT_FOLDS = 10_000;
 
 /** The piece as the server folds it (`term`: foldSql's expression of one bound value). */
 async function foldHere(db: Db, term: string, piece: string): Promise<string> {
-  const pool = (db.client as Knex.Client).config as object;
-  let kept = folds.get(pool);
-  if (!kept) folds.set(pool, (kept = new Map<string, string>()));
+  const kept = perPool(folds, db, () => new Map<string, string>());
   const key = `${term}\u0000${piece}`;
   let folded = kept.get(key);
   if (folded === undefined) {
