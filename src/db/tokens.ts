@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import type { Db } from './connection';
 import { READ_AS_REPLACEMENT } from './search';
 import { searchTuning } from './searchTuning';
+import { spread, trigramsOf } from './trigrams';
 import { OVERLAP, SEPARATOR, TOKEN_CHARS } from './tokenize';
 
 // SQLite's second search index: each record's folded text cut into tokens at the characters a
@@ -154,6 +155,9 @@ export function sqliteTokenDropStatements(table: string): string[] {
   ];
 }
 
+/** Trigrams of a term that find the vocabulary's tokens holding it. */
+const LOOKED_UP_GRAMS = 3;
+
 /** An FTS5 query for one token, quoted. */
 const quoted = (token: string) => `"${token.replace(/"/g, '""')}"`;
 
@@ -179,13 +183,16 @@ export async function tokenQuery(db: Db | Knex.Transaction, table: string, folde
   const groups: string[] = [];
   let chars = 0;
   for (const term of decidingTerms(folded)) {
-    const found = (await db(grams)
+    // A few of the term's trigrams narrow the words, and `instr` decides: the term as a phrase
+    // read every trigram's list with its positions (0.22 ms for a 13-character term in a
+    // vocabulary of 120,000 tokens, against 0.06).
+    const tokens = (await db(grams)
       .join(vocab, `${vocab}.id`, `${grams}.rowid`)
-      .whereRaw('?? MATCH ?', [grams, quoted(term)])
+      .whereRaw('?? MATCH ?', [grams, spread(trigramsOf(term), LOOKED_UP_GRAMS).map(quoted).join(' AND ')])
+      .whereRaw('instr(??, ?) > 0', [`${vocab}.term`, term])
       .limit(searchTuning.termTokens + 1)
       .pluck(`${vocab}.term`)) as string[];
-    if (found.length > searchTuning.termTokens) return undefined;
-    const tokens = found.filter((t) => t.includes(term));
+    if (tokens.length > searchTuning.termTokens) return undefined;
     if (!tokens.length) return '';
     const group = `(${tokens.map(quoted).join(' OR ')})`;
     chars += group.length;

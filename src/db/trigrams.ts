@@ -31,6 +31,12 @@ export function trigramsOf(folded: string): string[] {
   return [...new Set(chars.slice(2).map((_, i) => chars.slice(i, i + 3).join('')))];
 }
 
+/** At most `n` of `xs`, the first and the last among them, the rest evenly between. */
+export function spread<T>(xs: readonly T[], n: number): T[] {
+  if (xs.length <= n) return [...xs];
+  return Array.from({ length: n }, (_, i) => xs[Math.round((i * (xs.length - 1)) / (n - 1))]);
+}
+
 async function takeSample(db: Db, table: string, fields: readonly string[]): Promise<Sample> {
   const [{ low, high }] = await db(table).min({ low: 'id' }).max({ high: 'id' });
   const counts = new Map<string, number>();

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { type Db, perPool } from './connection';
 import { applySearch } from './search';
-import { trigramsOf } from './trigrams';
+import { spread, trigramsOf } from './trigrams';
 import { sampleTerms } from './wordSample';
 import { foldSql, GRAM, wordCode, wordTables } from './wordIndex';
 
@@ -46,12 +46,6 @@ export function piecePredicate(place: Place, word: string, term: string): string
  * few words besides those holding the piece, few enough to keep the join's plan cheap to make.
  */
 const JOINED_GRAMS = 4;
-
-/** At most `n` of `xs`, the first and the last among them, the rest evenly between. */
-export function spread<T>(xs: readonly T[], n: number): T[] {
-  if (xs.length <= n) return [...xs];
-  return Array.from({ length: n }, (_, i) => xs[Math.round((i * (xs.length - 1)) / (n - 1))]);
-}
 
 /** Folds kept per pool (its config), by fold expression and piece; the fold of a text never changes. */
 const folds = new WeakMap<object, Map<string, string>>();

@@ -126,6 +126,7 @@ const TUNINGS: [string, Partial<typeof searchTuning>][] = [
   ['no term by its tokens', { tokenShare: -1 }],
   ['tokens of at most one per term', { tokenShare: 1, termTokens: 1 }],
   ['token queries of at most 20 characters', { tokenShare: 1, tokenQueryChars: 20 }],
+  ['every term by its tokens, no matches held with the count', { tokenShare: 1, heldReads: 0 }],
 ];
 /** Long terms (narrowed by trigrams), short ones (a phrase), short of a trigram, and none. */
 const TUNED_SEARCHES = [
@@ -237,7 +238,7 @@ describe.each(perCollection)('%s', (_name, f) => {
   // rarest trigrams and walks the order's index for every page; these reach the other paths.
   // MySQL has no trigram plan and no token index: only holding matches and walking the order apply there.
   const sqliteOnly = (tuning: Partial<typeof searchTuning>) =>
-    ['maxCandidates', 'tokenShare', 'termTokens', 'rowCheckCost', 'tokenQueryChars'].some((k) => k in tuning);
+    ['maxCandidates', 'tokenShare', 'termTokens', 'rowCheckCost', 'tokenQueryChars', 'heldReads'].some((k) => k in tuning);
   describe.each(TUNINGS.filter(([, tuning]) => dialect === 'sqlite' || !sqliteOnly(tuning)))('with %s', (_what, tuning) => {
     const defaults = { ...searchTuning };
     beforeAll(() => void Object.assign(searchTuning, tuning));

@@ -1,4 +1,6 @@
 import { searchFold } from '../../src/db/fold';
+import { DEFAULT_ORDER } from '../../src/db/order';
+import { listRecords } from '../../src/db/records';
 import { planSearch, sqliteBulkIndex } from '../../src/db/searchIndex';
 import { applySearch } from '../../src/db/search';
 import { searchTuning } from '../../src/db/searchTuning';
@@ -93,6 +95,10 @@ describe('tokensOf', () => {
     plan.apply(q);
     const ids = ((await q) as { id: number }[]).map((r) => Number(r.id));
     expect(await plan.count!()).toBe(ids.length);
+    // Several terms' few matches come with the count: every one of them, or none past the bound.
+    const few = await plan.few?.();
+    if (few) expect([...few].sort((a, b) => a - b)).toEqual(ids);
+    else expect(plan.few && ids.length <= searchTuning.heldReads).toBeFalsy();
     return ids;
   }
 
@@ -202,6 +208,39 @@ describe('tokensOf', () => {
         expect(((await q) as { id: number }[]).map((r) => Number(r.id))).toEqual(await scan(['needle']));
       } finally {
         searchTuning.tokenQueryChars = chars;
+      }
+    });
+
+    test("a token holding some of a term's trigrams but not the term is not one of its tokens", async () => {
+      // The look-up narrows by the first, a middle and the last trigram; the term itself decides.
+      const [id] = await t.db('posts').insert(row('qkw_fjx_zvb', 'x'));
+      try {
+        expect(await tokenQuery(t.db, 'posts', ['qkwfjxzvb'])).toBe('');
+        expect(await tokenQuery(t.db, 'posts', ['w_fjx_z'])).toBe('("qkw_fjx_zvb")');
+      } finally {
+        await t.db('posts').where({ id }).delete();
+      }
+    });
+
+    test('several terms in few records: the index is read once, for the count and the page', async () => {
+      const statements: string[] = [];
+      const log = (q: { sql: string }) => void statements.push(q.sql);
+      t.db.on('query', log);
+      try {
+        const spec = { table: 'posts', searchFields: fields };
+        const search = ['comma', 'quoted'];
+        const want = await scan(search);
+        expect(want.length).toBeGreaterThan(0);
+        const got = await listRecords(t.db, spec, { terms: search, filters: [], order: DEFAULT_ORDER, page: 1, pageSize: 50 });
+        expect('rows' in got && got.rows.map((r) => Number(r.id)).sort((a, b) => a - b)).toEqual(want);
+        expect(got.count).toBe(want.length);
+        expect(
+          statements.filter(
+            (sql) => sql.includes(`\`${tokens}\` MATCH`) || sql.includes(`"${tokens}" MATCH`) || sql.includes(`FROM \`${tokens}\``),
+          ),
+        ).toHaveLength(1);
+      } finally {
+        t.db.off('query', log);
       }
     });
 

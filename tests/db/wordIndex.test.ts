@@ -8,7 +8,7 @@ import { addWordGrams, foldSql, indexPending, REMOVALS, wordCode, wordTables } f
 import { createTestDatabase, dialect, logStatements, pausingAfter, type TestDatabase } from '../helpers/db';
 import { fixtures } from '../helpers/fixtures';
 import { trigramsOf } from '../../src/db/trigrams';
-import { spread } from '../../src/db/wordSearch';
+import { spread } from '../../src/db/trigrams';
 import { NEWEST_FIRST as order, pendingCount, scannedIds } from '../helpers/scan';
 
 // MySQL's vocabulary keeps each word's trigrams (as the scan folds the word), so that a search

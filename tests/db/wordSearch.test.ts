@@ -1,4 +1,4 @@
-import { spread } from '../../src/db/wordSearch';
+import { spread } from '../../src/db/trigrams';
 
 describe('spread: the trigrams a look-up joins', () => {
   test.each([
