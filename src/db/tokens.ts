@@ -176,7 +176,8 @@ export function decidingTerms(folded: readonly string[]): string[] {
  * per term, the OR of the vocabulary's tokens that contain it. '' when some term is in no token
  * (nothing matches); undefined when a term is in more than searchTuning.termTokens tokens, or the
  * query would pass searchTuning.tokenQueryChars (tokens run to 8,000 characters: a 200-character
- * search could otherwise make a query of megabytes), for the trigram index to answer.
+ * search could otherwise make a query of megabytes), or a term has under 3 characters (no
+ * trigram to look its tokens up by), for the trigram index or the scan to answer.
  */
 export async function tokenQuery(db: Db | Knex.Transaction, table: string, folded: readonly string[]): Promise<string | undefined> {
   const { vocab, grams } = tokenTables(table);
@@ -186,9 +187,11 @@ export async function tokenQuery(db: Db | Knex.Transaction, table: string, folde
     // A few of the term's trigrams narrow the words, and `instr` decides: the term as a phrase
     // read every trigram's list with its positions (0.22 ms for a 13-character term in a
     // vocabulary of 120,000 tokens, against 0.06).
+    const looked = spread(trigramsOf(term), LOOKED_UP_GRAMS);
+    if (!looked.length) return undefined;
     const tokens = (await db(grams)
       .join(vocab, `${vocab}.id`, `${grams}.rowid`)
-      .whereRaw('?? MATCH ?', [grams, spread(trigramsOf(term), LOOKED_UP_GRAMS).map(quoted).join(' AND ')])
+      .whereRaw('?? MATCH ?', [grams, looked.map(quoted).join(' AND ')])
       .whereRaw('instr(??, ?) > 0', [`${vocab}.term`, term])
       .limit(searchTuning.termTokens + 1)
       .pluck(`${vocab}.term`)) as string[];

@@ -217,6 +217,9 @@ describe('tokensOf', () => {
       try {
         expect(await tokenQuery(t.db, 'posts', ['qkwfjxzvb'])).toBe('');
         expect(await tokenQuery(t.db, 'posts', ['w_fjx_z'])).toBe('("qkw_fjx_zvb")');
+        // Under 3 characters there is no trigram to look up by: left to the other paths.
+        expect(await tokenQuery(t.db, 'posts', ['qk'])).toBeUndefined();
+        expect(await tokenQuery(t.db, 'posts', ['w_fjx_z', 'qk'])).toBeUndefined();
       } finally {
         await t.db('posts').where({ id }).delete();
       }
