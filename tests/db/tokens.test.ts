@@ -237,11 +237,7 @@ describe('tokensOf', () => {
         const got = await listRecords(t.db, spec, { terms: search, filters: [], order: DEFAULT_ORDER, page: 1, pageSize: 50 });
         expect('rows' in got && got.rows.map((r) => Number(r.id)).sort((a, b) => a - b)).toEqual(want);
         expect(got.count).toBe(want.length);
-        expect(
-          statements.filter(
-            (sql) => sql.includes(`\`${tokens}\` MATCH`) || sql.includes(`"${tokens}" MATCH`) || sql.includes(`FROM \`${tokens}\``),
-          ),
-        ).toHaveLength(1);
+        expect(statements.filter((sql) => sql.includes(tokens))).toHaveLength(1);
       } finally {
         t.db.off('query', log);
       }
