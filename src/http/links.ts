@@ -15,7 +15,13 @@ export function pageUrl(req: Request, param: 'page' | 'cursor', value: string | 
   const target = req.originalUrl.replace(ABSOLUTE_FORM, '') || '/';
   const q = target.indexOf('?');
   const path = q === -1 ? target : target.slice(0, q);
-  const params = new URLSearchParams(q === -1 ? '' : target.slice(q + 1));
-  params.set(param, String(value));
-  return `${origin}${path}?${params.toString()}`;
+  // The others are copied as sent, not decoded and encoded again: a value that is not UTF-8
+  // (`x=%FF`) came back as U+FFFD (`x=%EF%BF%BD`), another value than the client's.
+  const kept = (q === -1 ? '' : target.slice(q + 1)).split('&').filter((part) => part !== '' && nameOf(part) !== param);
+  return `${origin}${path}?${[...kept, `${param}=${encodeURIComponent(String(value))}`].join('&')}`;
+}
+
+/** A query part's parameter name, decoded as the query parser decodes it (`pag%65` is `page`). */
+function nameOf(part: string): string | undefined {
+  return new URLSearchParams(part).keys().next().value;
 }

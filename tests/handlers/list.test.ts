@@ -242,6 +242,20 @@ describe('pagination', () => {
       expectPage(res, f, given, { ...want, count: 12, results: all.slice(...want.results) });
     });
 
+    // Compared decoded above, where `%FF` and U+FFFD look alike: a client's bytes must come back.
+    test('next and previous keep other parameters byte for byte, and replace page however it was spelled', async () => {
+      const given = `x=%FF&note=a%20b+c&search=${m}&page_size=5&pag%65=2`;
+      const res = await app.request<{ next: string; previous: string }>('GET', `/api/${f.name}/?${given}`);
+      expect(res.status).toBe(200);
+      for (const [link, page] of [
+        [res.body.next, 3],
+        [res.body.previous, 1],
+      ] as const) {
+        const query = new URL(link).search.slice(1).split('&');
+        expect(query).toEqual([`x=%FF`, 'note=a%20b+c', `search=${m}`, 'page_size=5', `page=${page}`]);
+      }
+    });
+
     // A query may hold a literal "?" (RFC 3986 allows it, and browsers send it unencoded); the
     // query is everything after the first one.
     test('next and previous keep a search that holds a literal ?', async () => {
