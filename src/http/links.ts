@@ -12,7 +12,9 @@ export function pageUrl(req: Request, param: 'page' | 'cursor', value: string | 
   const origin = `${req.protocol}://${host && SANE_HOST.test(host) ? host : fallbackHost}`;
   // A request line in absolute form (`GET http://host/api/posts/`, as proxies send) carries a
   // scheme and host before the path: the link takes the path and query only.
-  const target = req.originalUrl.replace(ABSOLUTE_FORM, '') || '/';
+  // A `#` and what follows it is a fragment, which the query parser leaves out (clients never
+  // send one, but Node takes it): copied, it became part of the link's last parameter.
+  const target = req.originalUrl.replace(ABSOLUTE_FORM, '').split('#', 1)[0] || '/';
   const q = target.indexOf('?');
   const path = q === -1 ? target : target.slice(0, q);
   // The others are copied as sent, not decoded and encoded again: a value that is not UTF-8
