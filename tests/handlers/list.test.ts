@@ -527,23 +527,27 @@ describe('search', () => {
   });
 });
 
+/** A GET whose request target is sent as given (fetch would resolve it and drop a fragment). */
+function sentAsIs(path: string): Promise<{ status?: number; body: any }> {
+  const { hostname, port, host } = new URL(app.url);
+  return new Promise((resolve, reject) => {
+    request({ hostname, port, path, headers: { host } }, (res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(text) }));
+    })
+      .on('error', reject)
+      .end();
+  });
+}
+
 // Proxies send the request line in absolute form (RFC 9112 §3.2.2): `GET http://host/path`. The
 // links keep its path and query only (they held the scheme and host after this service's own).
 describe.each(perCollection)('%s: a request line in absolute form', (_name, f) => {
   test.each(['page_size=1', 'page_size=1&cursor='])('%s: next is this list, absolute', async (query) => {
     const m = marker();
     await createMarked(f, m, 3);
-    const { hostname, port, host } = new URL(app.url);
-    const answer = await new Promise<{ status?: number; body: any }>((resolve, reject) => {
-      const path = `http://elsewhere.example/api/${f.name}/?search=${m}&${query}`;
-      request({ hostname, port, path, headers: { host } }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(text) }));
-      })
-        .on('error', reject)
-        .end();
-    });
+    const answer = await sentAsIs(`http://elsewhere.example/api/${f.name}/?search=${m}&${query}`);
     expect(answer.status).toBe(200);
     expect(answer.body.results).toHaveLength(1);
     const next = new URL(answer.body.next);
@@ -556,16 +560,7 @@ describe.each(perCollection)('%s: a request line in absolute form', (_name, f) =
   test('a fragment sent with the request is in no link', async () => {
     const m = marker();
     const records = newestFirst(await createMarked(f, m, 3));
-    const { hostname, port, host } = new URL(app.url);
-    const answer = await new Promise<{ status?: number; body: any }>((resolve, reject) => {
-      request({ hostname, port, path: `/api/${f.name}/?search=${m}&page_size=1&page=2#frag&x=1`, headers: { host } }, (res) => {
-        let text = '';
-        res.on('data', (c: Buffer) => (text += c.toString()));
-        res.on('end', () => resolve({ status: res.statusCode, body: JSON.parse(text) }));
-      })
-        .on('error', reject)
-        .end();
-    });
+    const answer = await sentAsIs(`/api/${f.name}/?search=${m}&page_size=1&page=2#frag&x=1`);
     expect(answer.status).toBe(200);
     expect(answer.body.results).toEqual([records[1]]);
     expect(new URL(answer.body.next).search).toBe(`?search=${m}&page_size=1&page=3`);
