@@ -3,6 +3,7 @@ import type { Context, OpenAPIBackend, ParsedRequest } from 'openapi-backend';
 import { type FieldError, HttpProblem, invalid } from './problem';
 import type { RequestLocals } from './requestContext';
 import { fieldErrors, onlyPathErrors, operationParams } from './validation';
+import { sentTarget } from './target';
 
 /** Errors a request can have beyond the spec's (a list's own rules), so that one 400 names all. */
 export type ExtraErrors = (operationId: string, query: Record<string, string | string[]>) => FieldError[];
@@ -21,8 +22,7 @@ export function dispatch(api: OpenAPIBackend, extraErrors: ExtraErrors) {
         throw new HttpProblem(405, `${req.method} is not allowed on this path`, undefined, { Allow: route.allowed.join(', ') });
       }
       const { operation } = route;
-      const q = req.originalUrl.indexOf('?');
-      const params = operationParams(operation, route.params, req.query, q === -1 ? '' : req.originalUrl.slice(q + 1));
+      const params = operationParams(operation, route.params, req.query, sentTarget(req).query ?? '');
       if (params.loose === 'path') throw new HttpProblem(404, 'No record with this id');
       if (params.loose.length) throw invalid(params.loose);
 

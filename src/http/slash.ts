@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { RouteTable } from './routes';
+import { sentTarget } from './target';
 
 /**
  * Paths end with a slash; the same path without it is redirected (308 keeps method and body),
@@ -8,7 +9,7 @@ import type { RouteTable } from './routes';
 export function slashRedirect(routes: RouteTable) {
   return (req: Request, res: Response, next: NextFunction) => {
     if (req.path.endsWith('/') || !routes.allowed(`${req.path}/`)) return next();
-    const q = req.originalUrl.indexOf('?');
-    res.redirect(308, `${req.path}/${q === -1 ? '' : req.originalUrl.slice(q)}`);
+    const { query } = sentTarget(req);
+    res.redirect(308, `${req.path}/${query === undefined ? '' : `?${query}`}`);
   };
 }
