@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { apiTimestamp } from '../../src/db/time';
 import { startTestApp, type TestApp, type TestResponse } from '../helpers/app';
+import { assertMatchesContract } from '../helpers/contract';
 import { fixtures, type Fixture } from '../helpers/fixtures';
 
 let app: TestApp;
@@ -540,19 +541,27 @@ describe('search', () => {
   });
 });
 
-/** A GET whose request target is sent as given (fetch would resolve it and drop a fragment). */
-function sentAsIs(path: string): Promise<{ status?: number; location?: string; body: any }> {
+/**
+ * A GET whose request target is sent as given (fetch would resolve it and drop a fragment); its
+ * answer is checked against the spec, as app.request checks every other.
+ */
+async function sentAsIs(path: string): Promise<{ status?: number; location?: string; body: any }> {
   const { hostname, port, host } = new URL(app.url);
-  return new Promise((resolve, reject) => {
+  const { status, headers, body } = await new Promise<{ status?: number; headers: Headers; body: any }>((resolve, reject) => {
     request({ hostname, port, path, headers: { host } }, (res) => {
       let text = '';
       res.on('data', (c: Buffer) => (text += c.toString()));
+      const headers = new Headers(
+        Object.entries(res.headers).flatMap(([k, v]) => (v === undefined ? [] : [v].flat().map((x): [string, string] => [k, x]))),
+      );
       const json = String(res.headers['content-type']).includes('json');
-      res.on('end', () => resolve({ status: res.statusCode, location: res.headers.location, body: json ? JSON.parse(text) : text }));
+      res.on('end', () => resolve({ status: res.statusCode, headers, body: json ? JSON.parse(text) : text }));
     })
       .on('error', reject)
       .end();
   });
+  await assertMatchesContract({ method: 'GET', path: new URL(path, app.url).pathname, status: status!, headers, body });
+  return { status, location: headers.get('location') ?? undefined, body };
 }
 
 // Proxies send the request line in absolute form (RFC 9112 §3.2.2): `GET http://host/path`. The
