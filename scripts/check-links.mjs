@@ -6,6 +6,10 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve } from 'node:path';
 
 const DEFAULT = ['README.md', 'BENCHMARKS.md', 'docs'];
+// Pages being written on other branches (issue 42): a link to one of them warns while it is
+// missing instead of failing. Take an entry out once its page has landed.
+const PENDING = new Set(['docs/security.md', 'docs/testing.md', 'docs/adding-a-collection.md']);
+const warnings = [];
 
 /** The Markdown files named, folders searched recursively. */
 function markdownFiles(paths) {
@@ -89,7 +93,9 @@ export function brokenLinks(file) {
         continue;
       }
       if (!existsSync(where)) {
-        say('no such file');
+        const pending = relative(process.cwd(), where);
+        if (PENDING.has(pending)) warnings.push(`${relative(process.cwd(), file)}:${i + 1}: ${target}: not written yet`);
+        else say('no such file');
         continue;
       }
       if (anchor !== undefined && anchor !== '') {
@@ -106,6 +112,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
   const files = markdownFiles(args.length ? args : DEFAULT);
   const problems = files.flatMap(brokenLinks);
+  for (const w of new Set(warnings)) console.warn(`warning: ${w}`);
   for (const p of problems) console.error(p);
   if (problems.length) {
     console.error(`check-links: ${problems.length} broken link(s) in ${files.length} file(s)`);
