@@ -1,7 +1,7 @@
 import { startTestApp, type RequestOptions, type TestApp, type TestResponse } from '../helpers/app';
 import { byName, fixtures, type Fixture } from '../helpers/fixtures';
 
-// Body validation, as CONTRACT.md's Fields table and "Records" rules describe it, on create
+// Body validation, as docs/rules.md's "Fields" table and "Records" rules describe it, on create
 // (POST), replace (PUT) and partial update (PATCH), plus the uniqueness rules and what happens
 // when writes race. Every rejected write is followed by a check that nothing was stored.
 
@@ -37,7 +37,7 @@ afterEach(async () => {
 
 /**
  * The client fields of each resource, by the kind of rule that the contract gives them. Written
- * out from CONTRACT.md (not read from the spec) so that a spec that drifts from it is caught.
+ * out from docs/rules.md#fields (not read from the spec) so that a spec that drifts from it is caught.
  */
 type Kind = 'text' | 'username' | 'email' | 'isbn' | 'decimal' | 'integer' | 'date' | 'enum';
 const FIELDS: Record<Name, Record<string, Kind>> = {
