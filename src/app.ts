@@ -3,7 +3,7 @@ import type { Store } from 'express-rate-limit';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend } from 'openapi-backend';
 import { type Db, isMysql, poolStats } from './db/connection';
-import { searchTurns } from './db/searchGate';
+import { searchLimiter } from './db/searchGate';
 import { listQueryErrors, operationHandlers } from './handlers';
 import { serviceHandlers } from './handlers/service';
 import { apiRateLimit, bearerAuth, corsAllowed, corsFor } from './http/access';
@@ -51,7 +51,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   const logger = options.logger ?? silentLogger;
   const tokens = options.apiTokens ?? [];
   // Search statements take turns on MySQL only (records.ts).
-  const metrics = createMetrics(() => poolStats(options.db), isMysql(options.db) ? () => searchTurns.stats() : undefined);
+  const metrics = createMetrics(() => poolStats(options.db), isMysql(options.db) ? () => searchLimiter.stats() : undefined);
 
   const api = new OpenAPIBackend({
     // A copy: openapi-backend dereferences its definition in place.

@@ -4,7 +4,7 @@ import { type Config, ConfigError, databaseWhere, loadConfig } from './config';
 import { withQueryTimeout, ensureMysqlDatabase, isMysql, openDb } from './db/connection';
 import { startIndexer } from './db/indexer';
 import { migrateDatabase } from './db/migrations';
-import { turnsInEffect } from './db/searchGate';
+import { searchLimits } from './db/searchGate';
 import { searchTuning } from './db/searchTuning';
 import { listen } from './http/server';
 import { createLogger, flushLogs, type Logger } from './logger';
@@ -40,7 +40,7 @@ async function main(): Promise<void> {
     });
   }
   const db = withQueryTimeout(openDb(config.database, config.pool, dbLog), config.pool.queryTimeoutMs);
-  // A process's turns are module state (searchGate.ts), shared by every app and request in it.
+  // The search limiter is module state (searchGate.ts), shared by every app and request in a process.
   searchTuning.searchTurns = config.searchTurns;
   searchTuning.poolSize = config.pool.size;
   // Redis only counts for the rate limit; without one it is not connected to, nor its client
@@ -110,10 +110,10 @@ function logStart(logger: Logger, config: Config, port: number, database: string
     logger.info({ perMinute: config.rateLimitPerMinute, ...counts }, 'rate limit per client address');
   } else if (config.redis) logger.warn('REDIS_URL is set but RATE_LIMIT_PER_MINUTE is not: Redis is not used');
   if (config.corsOrigins.length) logger.info({ origins: config.corsOrigins }, 'CORS allowed for these origins');
-  const { turns } = turnsInEffect(config.searchTurns, config.pool.size);
-  if (config.database.client === 'mysql' && turns < config.searchTurns) {
+  const { concurrency } = searchLimits(config.searchTurns, config.pool.size);
+  if (config.database.client === 'mysql' && concurrency < config.searchTurns) {
     logger.warn(
-      { asked: config.searchTurns, searchTurns: turns, poolSize: config.pool.size },
+      { asked: config.searchTurns, searchTurns: concurrency, poolSize: config.pool.size },
       'DB_SEARCH_TURNS is capped at DB_POOL_SIZE - 1',
     );
   }
@@ -125,7 +125,7 @@ function logStart(logger: Logger, config: Config, port: number, database: string
       workers: config.workers,
       poolSize: config.pool.size,
       queryTimeoutMs: config.pool.queryTimeoutMs,
-      ...(config.database.client === 'mysql' && { searchTurns: turns }),
+      ...(config.database.client === 'mysql' && { searchTurns: concurrency }),
     },
     'listening',
   );

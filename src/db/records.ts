@@ -3,10 +3,10 @@ import { type Db, inTransaction, isMysql, withDeadline } from './connection';
 import { countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
-import { type Held, heldMatches, narrowPage, narrowToMatches, pageWalks, walksOrderIndex } from './matches';
+import { type PreloadedMatches, preloadMatches, narrowPage, narrowToMatches, pageWalks, walksOrderIndex } from './matches';
 import { applyOrder, type OrderKey } from './order';
 import { applySearch, foldCollation } from './search';
-import { type Costly, inline, searchTurns } from './searchGate';
+import { type Costly, inline, searchLimiter } from './searchGate';
 import { inSearchSnapshot, planSearch, type SearchPlan } from './searchIndex';
 import { searchTuning } from './searchTuning';
 import { compiledRows, PARAM } from './statements';
@@ -53,35 +53,35 @@ function onPoolOrSearching<T>(
 ): Promise<T> {
   if (!terms.length) return work(pool, inline);
   const { db: timed, until } = withDeadline(pool);
-  return searchTurns.search(until, (costly) => inSearchSnapshot(timed, spec.table, (db) => work(db, costly)));
+  return searchLimiter.search(until, (costly) => inSearchSnapshot(timed, spec.table, (db) => work(db, costly)));
 }
 
 async function listIn(db: Db, spec: TableSpec, request: ListRequest, costly: Costly): Promise<ListResult> {
   const plan = await planSearch(db, spec, request.terms);
   const total = once(() => countAll(db, spec.table));
-  const held = await heldMatches(db, spec.table, plan, request.filters, total, request.order);
+  const preloaded = await preloadMatches(db, spec.table, plan, request.filters, total, request.order);
   // On MySQL a search's count visits every match (InnoDB FULLTEXT, or the rows through the
-  // scan's predicate or the filters) unless they are held or the dense words' lists count them.
-  const visitsAll = isMysql(db) && request.terms.length > 0 && !held;
+  // scan's predicate or the filters) unless they are preloaded or the dense words' lists count them.
+  const visitsAll = isMysql(db) && request.terms.length > 0 && !preloaded;
   const counted = () => countRows(narrowToMatches(db(spec.table), plan, request.filters));
-  const count = held
-    ? held.ids.length
+  const count = preloaded
+    ? preloaded.ids.length
     : !request.terms.length && !request.filters.length
       ? await total()
       : plan.count && !request.filters.length
         ? // The index holds exactly the table's rows: a common term costs no visit to them.
-          await inTurnIf(visitsAll && plan.indexed, costly, plan.count)
-        : await inTurnIf(visitsAll, costly, counted);
+          await limitedIf(visitsAll && plan.indexed, costly, plan.count)
+        : await limitedIf(visitsAll, costly, counted);
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
   if (!count) return { count, rows: [] }; // exact: there is no row to read
-  if (held?.inOrder) return { count, rows: await rowsOf(db, spec.table, held.ids.slice(offset, offset + request.pageSize)) };
+  if (preloaded?.inOrder) return { count, rows: await rowsOf(db, spec.table, preloaded.ids.slice(offset, offset + request.pageSize)) };
 
   // The rows the walk expects to check, times the matches.
   const walkCost = async () => (offset + request.pageSize) * (await total());
   if (
     plan.indexed &&
-    !held &&
+    !preloaded &&
     offset < DEFERRED_JOIN_OFFSET &&
     walksOrderIndex(request.order) &&
     (await walkCost()) <= searchTuning.walkRows * count &&
@@ -96,17 +96,17 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest, costly: Cos
     const rows = await walkPage(db, spec, request, offset, count);
     if (rows) return { count, rows };
   }
-  const page = { ...request, plan, held, rowsBefore: offset + request.pageSize, count, total };
+  const page = { ...request, plan, preloaded, rowsBefore: offset + request.pageSize, count, total };
   const walk = await pageWalks(page);
   const read = (): Promise<Row[]> => {
     const filtered = db(spec.table);
     narrowPage(filtered, page, walk);
     // Deep pages: skip over ids only (an index-only scan for the default order). Skipping whole
     // rows made MySQL scan and sort the table.
-    const deep = !held && offset >= DEFERRED_JOIN_OFFSET;
+    const deep = !preloaded && offset >= DEFERRED_JOIN_OFFSET;
     return pageRows(db, spec.table, filtered, request.order, { limit: request.pageSize, offset }, deep || idsFirst(db, plan, walk));
   };
-  return { count, rows: await inTurnIf(pageVisitsAll(db, plan, held, walk), costly, read) };
+  return { count, rows: await limitedIf(pageVisitsAll(db, plan, preloaded, walk), costly, read) };
 }
 
 /**
@@ -147,13 +147,13 @@ async function pageRows(
  * match takes its turn (searchGate.ts), and is made in it: its share of the deadline is what is
  * left as it is made.
  */
-function inTurnIf<T>(visitsAll: boolean, costly: Costly, work: () => Promise<T>): Promise<T> {
+function limitedIf<T>(visitsAll: boolean, costly: Costly, work: () => Promise<T>): Promise<T> {
   return visitsAll ? costly(work) : work();
 }
 
-/** A page of matches neither held nor walked along the order's index: InnoDB FULLTEXT visits them all. */
-function pageVisitsAll(db: Db, plan: SearchPlan, held: Held | undefined, walk: boolean): boolean {
-  return isMysql(db) && plan.indexed && !held && !walk;
+/** A page of matches neither preloaded nor walked along the order's index: InnoDB FULLTEXT visits them all. */
+function pageVisitsAll(db: Db, plan: SearchPlan, preloaded: PreloadedMatches | undefined, walk: boolean): boolean {
+  return isMysql(db) && plan.indexed && !preloaded && !walk;
 }
 
 /** The rows of these ids, in their order. */
@@ -237,18 +237,18 @@ async function seekIn(db: Db, spec: TableSpec, request: SeekRequest, costly: Cos
   const total = once(() => countAll(db, spec.table));
   const order = request.backward ? reversed(request.order) : request.order;
   // Past a boundary, the page is read among the matches (SQL applies the boundary): no need to sort them.
-  const held = await heldMatches(db, spec.table, plan, request.filters, total, request.after ? undefined : order);
-  if (held?.ids.length === 0) return []; // exact: there is no row to read
-  if (held?.inOrder) {
-    const rows = await rowsOf(db, spec.table, held.ids.slice(0, request.limit));
+  const preloaded = await preloadMatches(db, spec.table, plan, request.filters, total, request.after ? undefined : order);
+  if (preloaded?.ids.length === 0) return []; // exact: there is no row to read
+  if (preloaded?.inOrder) {
+    const rows = await rowsOf(db, spec.table, preloaded.ids.slice(0, request.limit));
     return request.backward ? rows.reverse() : rows;
   }
   // Made after the plan's lookups: a statement's share of the budget is what is left as it is
-  // made. Without a count, a walk is chosen from the held matches only, or from the index's
+  // made. Without a count, a walk is chosen from the preloaded matches only, or from the index's
   // count where it costs little and no filter narrows the matches further.
   const cheapCount = plan.cheapReads && plan.count && !request.filters.length ? plan.count : undefined;
-  const count = held?.ids.length ?? (cheapCount ? await cheapCount() : 0);
-  const page = { ...request, order, plan, held, rowsBefore: request.limit, count, total };
+  const count = preloaded?.ids.length ?? (cheapCount ? await cheapCount() : 0);
+  const page = { ...request, order, plan, preloaded, rowsBefore: request.limit, count, total };
   const walk = await pageWalks(page);
   const read = () => {
     const query = db(spec.table);
@@ -256,7 +256,7 @@ async function seekIn(db: Db, spec: TableSpec, request: SeekRequest, costly: Cos
     if (request.after) applyAfter(query, order, request.after as Knex.Value[], isMysql(db));
     return pageRows(db, spec.table, query, order, { limit: request.limit, offset: 0 }, idsFirst(db, plan, walk));
   };
-  const rows = await inTurnIf(pageVisitsAll(db, plan, held, walk), costly, read);
+  const rows = await limitedIf(pageVisitsAll(db, plan, preloaded, walk), costly, read);
   return request.backward ? rows.reverse() : rows;
 }
 

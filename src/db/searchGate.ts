@@ -1,32 +1,18 @@
 import { KnexTimeoutError } from 'knex';
 import { searchTuning } from './searchTuning';
 
-// On MySQL a search's count that InnoDB FULLTEXT or the scan's predicate answers (a term in tens
-// of thousands of records, a phrase), or a cursor page that has FULLTEXT visit every match,
-// keeps a core of the server busy for hundreds of ms (records.ts marks them costly). Twenty
-// at once (two workers' pools) share 2 cores, pass their deadline together and are answered 503
-// after spending their CPU: `ouplip` under 32 connections at 1,000,000 posts, 3.4 requests a
-// second and 23 of them answered 503; taking turns, one at a time in each process, 7.9 a second
-// and none (BENCHMARKS.md). A turn not come by the search's deadline is the same 503 as a
-// statement past it: no request waits longer. Nor shorter: refusing a turn that looked unable to
-// finish in time (by what recent turns cost) was tried, and clients that ask again at once turned
-// the refusals into hundreds or thousands of 503s a second, whose CPU slowed the counts past their
-// deadline (BENCHMARKS.md). Waiting holds such clients back.
-//
-// Waiting in its snapshot, each search held a pooled connection, and a flood of one costly search
-// held the whole pool: every other request waited for a connection behind it. Now only as many
-// searches as there are turns wait with their connection, planned and ready to run; the rest wait
-// for their place without one (SearchTurns.search). Running again in its place, a search plans
-// while the turns are busy, so the turns seldom wait for a plan.
+// A concurrency limiter for MySQL searches whose statements visit every match: they wait for a
+// slot instead of all running at once and passing their deadline together.
+// See docs/adr/0006-costly-searches-wait.md.
 
-/** Runs one of a search's costly statements in its turn. */
+/** Runs one of a search's costly statements when the limiter gives it a slot. */
 export type Costly = <R>(work: () => Promise<R>) => Promise<R>;
 
-/** Runs the statement at once: a list without a search makes none that takes a turn. */
+/** Runs the statement at once: a list without a search makes no costly statement. */
 export const inline: Costly = (work) => work();
 
-/** A search's costly statement found no place free: its attempt ends, and the search waits for one. */
-class NoPlaceFree extends Error {}
+/** A search's first costly statement found the search not admitted: the attempt ends, and it queues. */
+class NotAdmitted extends Error {}
 
 interface Waiter {
   until: number | undefined;
@@ -34,23 +20,23 @@ interface Waiter {
   expire(): void;
 }
 
-/** What /metrics shows of the search turns. */
-export interface TurnStats {
+/** What /metrics shows of the search limiter. */
+export interface LimiterStats {
   running: number;
   waiting: number;
   max: number;
 }
 
-/** Work that takes turns: at most `limit()` at once (at least 1), the rest in arrival order, each until its deadline. */
-export class Turns {
+/** A semaphore: at most `limit()` (at least 1) holders at once, the rest queued in arrival order until their deadline. */
+export class ConcurrencyLimiter {
   private running = 0;
   private readonly waiting: Waiter[] = [];
 
   constructor(private readonly limit: () => number) {}
 
-  /** Runs `work` in its turn; rejects with KnexTimeoutError, work not run, if the turn is not come by `until` (ms since the epoch). */
+  /** Runs `work` holding a slot; rejects with KnexTimeoutError, work not run, if no slot is free by `until` (ms since the epoch). */
   async run<T>(until: number | undefined, work: () => Promise<T>): Promise<T> {
-    await this.take(until);
+    await this.acquire(until);
     try {
       return await work();
     } finally {
@@ -58,17 +44,17 @@ export class Turns {
     }
   }
 
-  /** Takes a turn if one is free and nobody waits. */
-  tryTake(): boolean {
+  /** Takes a slot if one is free and nobody is queued. */
+  tryAcquire(): boolean {
     if (this.waiting.length || this.running >= this.max()) return false;
     this.running++;
     return true;
   }
 
-  /** Waits for a turn; rejects with KnexTimeoutError if it is not come by `until`. */
-  take(until: number | undefined): Promise<void> {
+  /** Waits for a slot; rejects with KnexTimeoutError if none is free by `until`. */
+  acquire(until: number | undefined): Promise<void> {
     if (until !== undefined && Date.now() >= until) return Promise.reject(late());
-    if (this.tryTake()) return Promise.resolve();
+    if (this.tryAcquire()) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const waiter: Waiter = {
         until,
@@ -89,7 +75,7 @@ export class Turns {
               waiter.expire();
             }, until - Date.now());
       this.waiting.push(waiter);
-      this.admit(); // the limit may have been raised since the last turn ended
+      this.admit(); // the limit may have been raised since the last slot was freed
     });
   }
 
@@ -98,7 +84,7 @@ export class Turns {
     this.admit();
   }
 
-  stats(): TurnStats {
+  stats(): LimiterStats {
     return { running: this.running, waiting: this.waiting.length, max: this.max() };
   }
 
@@ -106,7 +92,7 @@ export class Turns {
     return Math.max(1, this.limit());
   }
 
-  /** Gives free turns to the first waiters; one whose deadline passed (its timer not yet run) fails instead. */
+  /** Gives free slots to the first queued; one whose deadline passed (its timer not yet run) fails instead. */
   private admit(): void {
     while (this.waiting.length && this.running < this.max()) {
       const next = this.waiting.shift()!;
@@ -120,44 +106,39 @@ export class Turns {
 }
 
 /**
- * The turns (`asked`, at most one fewer than the pool's connections, at least 1) and the places
- * (twice the turns, at most one fewer than the pool's connections, at least the turns): waiting
- * searches leave a connection for other requests, but with a pool of one, which has none to
- * spare. With fewer places than twice the turns, fewer searches wait ready, planned, for a turn.
+ * The limits in effect: `concurrency` costly statements at once (`asked`, at most one fewer than
+ * the pool's connections, at least 1), and `admitted` searches holding a connection (twice that,
+ * also below the pool), so that queued searches leave a connection for other requests.
  */
-export function turnsInEffect(asked: number, pool: number): { turns: number; places: number } {
-  const turns = Math.max(1, Math.min(asked, pool - 1));
-  return { turns, places: Math.max(turns, Math.min(2 * turns, pool - 1)) };
+export function searchLimits(asked: number, pool: number): { concurrency: number; admitted: number } {
+  const concurrency = Math.max(1, Math.min(asked, pool - 1));
+  return { concurrency, admitted: Math.max(concurrency, Math.min(2 * concurrency, pool - 1)) };
 }
 
 /**
- * Turns for searches' costly statements, and places for the searches that make them: a search
- * holds a place, and its connection, from its first costly statement to its end; there are twice
- * as many places as turns (those running and as many ready to), both below `pool`, the
- * connections a process has (turnsInEffect).
+ * Limits both a search's costly statements (`concurrency`) and the searches that hold a pooled
+ * connection while they wait to run one (`admitted`): a search is admitted at its first costly
+ * statement and holds its connection until it ends (searchLimits).
  */
-export class SearchTurns {
-  private readonly turns: Turns;
-  private readonly places: Turns;
+export class SearchLimiter {
+  private readonly statements: ConcurrencyLimiter;
+  private readonly admissions: ConcurrencyLimiter;
 
   constructor(limit: () => number, pool: () => number = () => Infinity) {
-    this.turns = new Turns(() => turnsInEffect(limit(), pool()).turns);
-    this.places = new Turns(() => turnsInEffect(limit(), pool()).places);
+    this.statements = new ConcurrencyLimiter(() => searchLimits(limit(), pool()).concurrency);
+    this.admissions = new ConcurrencyLimiter(() => searchLimits(limit(), pool()).admitted);
   }
 
   /**
-   * Runs a search, `attempt`, whose costly statements go through `costly`, each in its turn.
-   * The first takes a free place. When none is free, `costly` throws, which ends the attempt and
-   * its snapshot (its connection goes back to the pool); the search waits for its place without
-   * one, then is attempted again from the start, on the data as it is then. Either attempt is
-   * given up at the deadline, place and all (a wait for a pool connection is not bounded by it),
-   * and what it still runs then takes no place or turn.
+   * Runs a search, `attempt`, whose costly statements go through `costly`. If the search cannot be
+   * admitted at its first one, the attempt ends (its connection goes back to the pool), the search
+   * queues without a connection, and is attempted again from the start once admitted. Both are
+   * given up at the deadline.
    */
   async search<T>(until: number | undefined, attempt: (costly: Costly) => Promise<T>): Promise<T> {
     let ended = false;
-    // One timer for both attempts and the wait for a place between them, not within() around
-    // each attempt: at the deadline it ends the search even during that wait, so that a place
-    // given just then (the clock a moment short of it) starts no costly statement.
+    // One timer for both attempts and the queue between them, so that an admission given just
+    // at the deadline starts no costly statement.
     let timer: NodeJS.Timeout | undefined;
     const deadline =
       until === undefined
@@ -174,46 +155,49 @@ export class SearchTurns {
       work.catch(() => undefined); // once abandoned, its failure is nobody's
       return Promise.race([work, deadline]);
     };
-    const inTurn: Costly = (work) => (ended ? Promise.reject(late()) : this.turns.run(until, work));
-    let placed = false;
+    const limited: Costly = (work) => (ended ? Promise.reject(late()) : this.statements.run(until, work));
+    let admitted = false;
     try {
       try {
         return await byDeadline(
           attempt((work) => {
-            if (!placed && !ended && !(placed = this.places.tryTake())) return Promise.reject(new NoPlaceFree());
-            return inTurn(work);
+            if (!admitted && !ended && !(admitted = this.admissions.tryAcquire())) return Promise.reject(new NotAdmitted());
+            return limited(work);
           }),
         );
       } catch (err) {
-        if (!(err instanceof NoPlaceFree)) throw err;
+        if (!(err instanceof NotAdmitted)) throw err;
       } finally {
-        if (placed) this.places.release();
+        if (admitted) this.admissions.release();
       }
-      return await this.places.run(until, () => byDeadline(attempt(inTurn)));
+      return await this.admissions.run(until, () => byDeadline(attempt(limited)));
     } finally {
       ended = true;
       clearTimeout(timer);
     }
   }
 
-  /** Runs `work` in a turn of its own (Turns.run). */
+  /** Runs `work` as one costly statement (ConcurrencyLimiter.run). */
   run<T>(until: number | undefined, work: () => Promise<T>): Promise<T> {
-    return this.turns.run(until, work);
+    return this.statements.run(until, work);
   }
 
-  /** Statements running in their turn, and searches waiting: for their turn with their connection, or for their place without. */
-  stats(): TurnStats {
-    const turns = this.turns.stats();
-    return { ...turns, waiting: turns.waiting + this.places.stats().waiting };
+  /** Costly statements running, and searches queued: for a slot with their connection, or for admission without. */
+  stats(): LimiterStats {
+    const statements = this.statements.stats();
+    return { ...statements, waiting: statements.waiting + this.admissions.stats().waiting };
   }
 }
 
 function late(): KnexTimeoutError {
-  return new KnexTimeoutError("Defined query timeout exceeded while waiting for a turn to read a search's matches");
+  return new KnexTimeoutError("Defined query timeout exceeded while waiting for a slot to read a search's matches");
 }
 
-/** This process's turns for a search's statements that visit every match, on MySQL (records.ts). */
-export const searchTurns = new SearchTurns(
+/** This process's limiter for search statements that visit every match, on MySQL (records.ts). */
+export const searchLimiter = new SearchLimiter(
   () => searchTuning.searchTurns,
   () => searchTuning.poolSize,
 );
+
+/** The former names, kept until tests/ moves to the new ones. */
+export { ConcurrencyLimiter as Turns, SearchLimiter as SearchTurns, searchLimiter as searchTurns };

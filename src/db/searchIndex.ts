@@ -131,7 +131,7 @@ export interface SearchPlan {
   /** The number of records holding every term from the index alone, when it can tell. */
   count?: () => Promise<number>;
   /**
-   * The ids of every match when there are at most searchTuning.heldReads, read with the count
+   * The ids of every match when there are at most searchTuning.preloadedWithCount, read with the count
    * (SQLite's token index, several terms); else undefined.
    */
   few?: () => Promise<number[] | undefined>;
@@ -312,7 +312,7 @@ async function planTokens(
   // Several terms: the AND of their tokens' lists cost as much again for the page as for the
   // count (two terms in 72 of 1,000,000 posts: 0.46 ms each time), so few matches come with the count.
   let counted: Promise<{ n: number; ids?: number[] }> | undefined;
-  const withIds = () => (counted ??= countWithIds(db, tokens, match, searchTuning.heldReads));
+  const withIds = () => (counted ??= countWithIds(db, tokens, match, searchTuning.preloadedWithCount));
   const several = decidingTerms(folded).length > 1;
   return {
     apply(q, walk = false) {

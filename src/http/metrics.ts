@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { clusterRegistry, inWorker, workerId } from '../cluster';
 import type { PoolStats } from '../db/connection';
-import type { TurnStats } from '../db/searchGate';
+import type { LimiterStats } from '../db/searchGate';
 
 export interface Metrics {
   registry: Registry;
@@ -14,7 +14,7 @@ export interface Metrics {
  * In a worker, /metrics serves the sum over all workers; the process's own figures (memory, CPU,
  * event loop) are each worker's, told apart by a `worker` label.
  */
-export function createMetrics(pool: () => PoolStats, turns?: () => TurnStats): Metrics {
+export function createMetrics(pool: () => PoolStats, searches?: () => LimiterStats): Metrics {
   const registry = new Registry();
   const processRegistry = inWorker ? new Registry() : registry;
   if (inWorker) processRegistry.setDefaultLabels({ worker: String(workerId) });
@@ -45,17 +45,17 @@ export function createMetrics(pool: () => PoolStats, turns?: () => TurnStats): M
   gauge('db_pool_connections_idle', 'Open database connections waiting to be lent.', () => pool().idle);
   gauge('db_pool_acquires_waiting', 'Requests waiting for a database connection.', () => pool().waiting);
   gauge('db_pool_connections_max', 'The most database connections the pool opens.', () => pool().max);
-  if (turns) {
-    gauge('db_search_turns_running', "A search's statements that visit every match, running in their turn.", () => turns().running);
+  if (searches) {
+    gauge('db_search_turns_running', "A search's statements that visit every match, running in their turn.", () => searches().running);
     gauge(
       'db_search_turns_waiting',
       'Searches waiting to run such a statement: at most as many as the turns with their connection, the rest for a place without one.',
-      () => turns().waiting,
+      () => searches().waiting,
     );
     gauge(
       'db_search_turns_max',
       'How many such statements run at once: DB_SEARCH_TURNS (at most DB_POOL_SIZE - 1), summed over workers.',
-      () => turns().max,
+      () => searches().max,
     );
   }
 
