@@ -1,8 +1,6 @@
-// Worker processes (node:cluster, WEB_CONCURRENCY). The primary has migrated before it forks; it
-// serves nothing itself. It replaces a worker that dies, stops the service when workers keep
-// dying at start, relays SIGTERM/SIGINT, and holds what the workers share: the rate limit's
-// counters and the sum of their metrics. Every worker is the single-process service, with the
-// same shutdown.
+// Worker processes (node:cluster, WEB_CONCURRENCY). The primary migrates, forks, replaces workers
+// that die, relays signals, and holds what workers share: the rate limit's counts and the sum of
+// their metrics. Each worker is the single-process service.
 import cluster, { type Worker } from 'node:cluster';
 import type { Readable, Writable } from 'node:stream';
 import { AggregatorRegistry, Registry } from 'prom-client';
@@ -143,11 +141,9 @@ export function superviseWorkers(o: Supervision): void {
 }
 
 /**
- * The rate limit's counts, for every worker (the primary side of ClusterMemoryStoreWorker's
- * protocol, @express-rate-limit/cluster-memory-store 0.3). Not that package's primary: it
- * answers with express-rate-limit's MemoryStore record after an await, by which time
- * increments that arrived in the same read have changed it, so that a burst over several
- * workers was counted more than once. Here each answer is the count as it was incremented.
+ * The rate limit's counts for every worker (the primary side of cluster-memory-store 0.3's
+ * protocol). Not that package's primary, which answers after an await with a record that later
+ * increments have changed, counting a burst twice; here each answer is the count as incremented.
  */
 function countHitsForWorkers(): void {
   const FROM = 'cluster-memory-store';

@@ -44,11 +44,8 @@ function searchHolds(value: unknown, folded: unknown): number | null {
 
 export interface OpenOptions {
   /**
-   * SQLite: the connection only reads (query_only), and changes nothing in the file as it opens:
-   * no folder is made and its journal mode is left as it is (setting WAL would write a header
-   * into an empty file). A read-write connection still, not a read-only one: as the last to close
-   * a WAL database it removes the -wal and -shm files that reading made, where a read-only one
-   * would leave them behind.
+   * SQLite: the connection only reads (query_only) and changes nothing in the file as it opens. Not
+   * opened read-only, so that as the last to close a WAL database it removes the -wal and -shm files.
    */
   readOnly?: boolean;
 }
@@ -144,13 +141,9 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
 }
 
 /**
- * `db` with a timeout on every statement it and its transactions build, unless the statement
- * sets its own: knex's public `.timeout()`, given to each builder as it is made (a Proxy around
- * the instance, so that code written as `db(table)` anywhere gets it without remembering to).
- * On MySQL a statement past it is killed (KILL QUERY, on a connection of its own) so that it does
- * not hold its connection; better-sqlite3 runs statements synchronously: nothing to cancel.
- * Not for the pool that migrates, which may rightly wait longer (for another instance's lock).
- * `ms` may be a function, read as each statement is made (withDeadline's budget).
+ * `db` with knex's `.timeout()` on every statement it and its transactions build (a Proxy, so no
+ * call site can forget it); on MySQL a statement past it is killed. Not for the migrating pool,
+ * which may wait longer. `ms` may be a function, read as each statement is made (withDeadline).
  */
 export function withQueryTimeout(db: Db, ms: number | (() => number)): Db {
   // KILL QUERY names a thread of one server: with several hosts, knex would send it to whichever
@@ -193,13 +186,9 @@ export function hookStatements(db: Db, hook: (built: unknown) => unknown): Db {
 const queryTimeouts = new WeakMap<Db, number>();
 
 /**
- * `db` for work of several statements that must end within one query timeout together (a
- * search: its plan's lookups in the index, the count, the page): each statement gets what is
- * left of the budget, counted from this call, so no request holds connections longer than one
- * statement may, however many statements its plan takes. A db without a timeout is returned as
- * it is. Past the budget a statement gets 1 ms, and times out (503) as any slow statement does.
- * The share is what is left when the statement is made: make each one just before it runs.
- * `until` is the deadline (ms since the epoch), for waits that are not statements.
+ * `db` for several statements that must end within one query timeout together (a search): each
+ * gets what is left of the budget when it is made, 1 ms once spent, so it times out as any slow
+ * statement. `until` is the deadline (ms since the epoch), for waits that are not statements.
  */
 export function withDeadline(db: Db): { db: Db; until?: number } {
   const ms = queryTimeouts.get(db);

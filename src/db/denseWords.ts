@@ -8,19 +8,9 @@ import { foldSql, REMOVALS, TABLE_OPTIONS, wordCode, wordTables } from './wordIn
 import { piecePredicate } from './wordSearch';
 
 /**
- * The counts of terms found in most records, on MySQL. InnoDB FULLTEXT visits every document
- * that holds a word (about 10 µs each, so 10 s for a word in each of 1,000,000 records): such a
- * term was counted by the scan, reading every row's text. Instead, the few words that nearly every
- * record holds (`the`, `and`) are dense: for each, `<table>_search_without` lists the indexed
- * records that lack it. A record that does not hold a term holds none of the words containing it,
- * so it is in the list of every dense word that contains the term, or else pending. The count is
- * then the table's, less those listed or pending records that do not hold the term (the scan's
- * predicate, on a few rows per thousand).
- *
- * Exact like the rest of the index: indexPending writes a record's list rows in the transaction
- * that writes its docs row, and removes them in the one that removes it (wordIndex.ts); a word's
- * list is used only once it has been filled (`ready`). Lists rows of records that hold the word
- * (a fill that read a docs row since replaced) cost a check each, never a wrong count.
+ * The counts of terms found in most records, on MySQL, where FULLTEXT would visit every match: for
+ * each dense word (`the`) the records lacking it are listed, and the count is the table's less the
+ * listed or pending records that fail the scan's predicate. See docs/search.md.
  */
 
 /** Newest docs rows read to choose the dense words. */
@@ -70,8 +60,8 @@ export async function chooseDenseWords(db: Knex, table: string): Promise<{ fille
   }
   const share = (id: number) => (held.get(id) ?? 0) / sample.length;
   // A table smaller than search's sample has no common term: nothing to count faster. On a
-  // Galera cluster, none at all: the turn that makes a new word wait for indexers under way is a
-  // lock, and locks do not reach another node's indexer.
+  // Galera cluster, none at all: what makes a new word wait for indexers under way is a lock, and
+  // locks do not reach another node's indexer.
   const none = sample.length < searchTuning.sample || (await galera(db));
   const current = await db(t.dense).select<{ word_id: number; ready: number }[]>('word_id', 'ready');
   const isDense = new Set(current.map((d) => Number(d.word_id)));
@@ -98,9 +88,9 @@ export async function chooseDenseWords(db: Knex, table: string): Promise<{ fille
   const fill = wanted.filter((id) => unready.has(id) || !isDense.has(id));
   if (fill.length) {
     const token = randomInt(1, 2 ** 47);
-    // Committed before the fill reads. The removal count's row is the turn indexPending's
-    // writing transactions take (shared) before they read the dense words: this waits for those
-    // under way, and every later one sees these words and lists its records itself.
+    // Committed before the fill reads. indexPending's writing transactions lock the removal count's
+    // row (shared) before they read the dense words: this waits for those under way, and every
+    // later one sees these words and lists its records itself.
     await db.transaction(async (trx) => {
       await trx(REMOVALS).where({ table_name: table }).forUpdate().first('n');
       await trx.raw(

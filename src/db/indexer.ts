@@ -4,11 +4,9 @@ import { chooseDenseWords } from './denseWords';
 import { indexPending, wordTables } from './wordIndex';
 
 /**
- * The service's background indexer on MySQL: applies the word index's pending list (records
- * created, re-texted or deleted since their docs row was written) soon after each such write in
- * this process, and sweeps every table now and then for what others left (SQL around the
- * service, a write whose transaction committed after its nudge, a batch lost to a crash). Search
- * is exact either way; this keeps the pending list, which every search also scans, short.
+ * The service's background indexer on MySQL: indexes what this process's writes left pending soon
+ * after them, and sweeps every table now and then for what others left. Search is exact either
+ * way; this keeps the pending list, which every search scans, short.
  */
 export interface Indexer {
   /** A write left `table` with pending records: index them soon. */

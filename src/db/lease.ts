@@ -1,9 +1,6 @@
-// A lock between service instances that works on a Galera cluster: GET_LOCK does not (MariaDB
-// refuses it with wsrep_on, MDEV-30473, and it would hold on one node only). The lock is a row,
-// claimed by INSERT on its primary key: of instances racing on any nodes, one insert commits and
-// the others get a duplicate key (or, between nodes, a certification conflict). The row is a
-// lease: its holder renews it while it works, and a holder that died (kill -9, a lost node)
-// leaves a lease that expires, which the next instance takes over.
+// A lock between service instances that works on a Galera cluster, where GET_LOCK does not: a
+// lease row claimed by INSERT, renewed by its holder, taken over once expired.
+// See docs/adr/0007-galera-leases.md.
 import { randomBytes } from 'node:crypto';
 import type { Db } from './connection';
 

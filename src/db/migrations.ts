@@ -130,9 +130,8 @@ migrations['20261122_002_versions_and_idempotency'] = {
 
 migrations['20261122_003_counts_and_secrets'] = {
   async up(db) {
-    // Row counts kept by the writes themselves, so that an unfiltered list does not pay a
-    // COUNT(*) over the whole table. Spread over slots so that concurrent creates rarely wait
-    // on one another's counter row.
+    // Row counts kept by the writes themselves, spread over slots so that concurrent creates
+    // rarely wait on one row. See docs/adr/0003-counts-by-triggers.md.
     await db.schema.createTable('record_counts', (t) => {
       t.string('table_name', 20).notNullable();
       t.integer('slot').notNullable();
@@ -208,9 +207,8 @@ migrations['20261123_007_word_grams'] = {
 
 migrations['20261124_008_own_doc_ids'] = {
   // MySQL: the docs tables made again with doc ids of their own, and a delete trigger that leaves
-  // the record pending instead of removing its docs row: both lost records from the index after a
-  // crash of the server (wordIndex.ts says how). Every record is pending (searched by scan) until
-  // the service's background indexer, or `npm run search-index`, has indexed it again.
+  // the record pending (docs/adr/0011-word-index-own-codes.md). Every record is pending until the
+  // indexer, or `npm run search-index`, has indexed it again.
   async up(db) {
     if (!isMysql(db)) return;
     for (const table of RECORD_TABLES) await remakeDocs(db, table);
@@ -308,10 +306,9 @@ export async function migrateDatabase(config: DatabaseConfig, log?: DbLog): Prom
 export async function migrate(db: Db): Promise<void> {
   const config = { migrationSource: source, tableName: 'knex_migrations' };
   if (!isMysql(db)) {
-    // SQLite runs every migration and knex's lock flag in one transaction, and serializes writers:
-    // a flag found set outside a transaction is stale (seen once under CI with two instances
-    // starting at once), so it is cleared first; a migration running now holds the write lock,
-    // so the clearing waits for it (busy timeout) instead of racing it.
+    // SQLite runs every migration and knex's lock flag in one transaction: a flag found set outside
+    // one is stale, so it is cleared first; a migration running now holds the write lock, so the
+    // clearing waits for it (busy timeout) instead of racing it.
     await retryWhileBusy(async () => {
       await resetKnexLock(db);
       await db.migrate.latest(config);
@@ -334,13 +331,9 @@ export async function migrate(db: Db): Promise<void> {
 const KNEX_LOCK = 'knex_migrations_lock';
 
 /**
- * Leaves knex's lock table with one row, unlocked, wherever the caller knows no migration is
- * running. Knex makes that row by reading the table and inserting one when it finds none: two
- * processes making the table at once on one new SQLite file can both insert (seen under CI), and
- * knex takes its lock only when exactly one row changes, so with two rows no start on that file
- * could ever migrate again. On SQLite, "no migration is running" rests on knex running them all in
- * one transaction with its flag: a migration declaring `config: { transaction: false }` would
- * break it.
+ * Leaves knex's lock table with one row, unlocked, where no migration is running: two processes
+ * making it at once can both insert a row, and knex never locks a table of two rows. On SQLite this
+ * relies on every migration running in a transaction (never `config: { transaction: false }`).
  */
 async function resetKnexLock(db: Db): Promise<void> {
   if (!(await db.schema.hasTable(KNEX_LOCK))) return;

@@ -1,10 +1,8 @@
 import type BetterSqlite3 from 'better-sqlite3';
 
 /**
- * Statements kept prepared per SQLite connection. knex prepares every statement it runs, again
- * at each run: 4-5% of the service's CPU under a search benchmark (1,000,000 posts), for texts
- * that are the same from request to request. Bounded, as some texts hold values (knex inlines
- * none, but an IN list has a placeholder per value): the least recently used one goes.
+ * Statements kept prepared per SQLite connection: knex prepares every statement again at each run,
+ * for texts that repeat from request to request. Bounded (an IN list's text varies): LRU.
  */
 export const KEPT_STATEMENTS = 200;
 

@@ -43,7 +43,7 @@ export async function listRecords(pool: Db, spec: TableSpec, request: ListReques
 
 /**
  * A search's statements share one deadline and one snapshot (inSearchSnapshot); on MySQL those
- * that visit every match take turns (searchGate.ts). The rest run on the pool.
+ * that visit every match go through the search limiter (searchGate.ts). The rest run on the pool.
  */
 function onPoolOrSearching<T>(
   pool: Db,
@@ -86,13 +86,11 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest, costly: Cos
     walksOrderIndex(request.order) &&
     (await walkCost()) <= searchTuning.walkRows * count &&
     // The token index reads a match again for a small part of a row checked: only a walk over
-    // few rows for many matches is worth it (`ouplip`: 450 rows for 44,507 matches).
+    // few rows for many matches is worth it (searchTuning.rowCheckCost).
     (!plan.cheapReads || (await walkCost()) * searchTuning.rowCheckCost <= count * count)
   ) {
-    // Too many matches to hold, and enough that the page fills soon: reading all of them from
-    // the index again (or, on MySQL, InnoDB FULLTEXT visiting them all again) costs more than
-    // walking the order's index and checking rows with the scan's predicate until the page is
-    // full (`ouplip`, in 4.5% of 1,000,000 posts: about 220 rows for page 1).
+    // Too many matches to preload, and enough that the page fills soon: walking the order's index
+    // and checking rows with the scan's predicate costs less than reading every match again.
     const rows = await walkPage(db, spec, request, offset, count);
     if (rows) return { count, rows };
   }
@@ -109,11 +107,7 @@ async function listIn(db: Db, spec: TableSpec, request: ListRequest, costly: Cos
   return { count, rows: await limitedIf(pageVisitsAll(db, plan, preloaded, walk), costly, read) };
 }
 
-/**
- * SQLite, a page of matches looked up rather than walked along the order's index: sorting the
- * matches' whole rows cost 0.98 ms for page 1 of a term in 469 of 1,000,000 posts, against 0.54
- * sorting their order's keys and then reading the page's 10 rows.
- */
+/** SQLite, a page of matches looked up rather than walked: sort their keys, then read the page's rows. */
 function idsFirst(db: Db, plan: SearchPlan, walk: boolean): boolean {
   return !isMysql(db) && plan.indexed && !walk;
 }
@@ -143,9 +137,8 @@ async function pageRows(
 }
 
 /**
- * On MySQL a search's statement that has InnoDB FULLTEXT (or the scan's predicate) visit every
- * match takes its turn (searchGate.ts), and is made in it: its share of the deadline is what is
- * left as it is made.
+ * On MySQL a search's statement that visits every match runs through the search limiter
+ * (searchGate.ts), and is made once admitted, so its share of the deadline is what is left then.
  */
 function limitedIf<T>(visitsAll: boolean, costly: Costly, work: () => Promise<T>): Promise<T> {
   return visitsAll ? costly(work) : work();
@@ -300,10 +293,8 @@ function restrict(query: Knex.QueryBuilder, condition: VersionCondition): boolea
  * Returns the updated row, or undefined when no record has this id (and accepted version).
  *
  * Outside a transaction, most updates take two statements: read the row, then write it on the
- * condition that its version is still the one read, and answer with the row as written (the
- * columns store values as given, see insertRecord). A transaction with its read-back took four
- * round trips, each about as costly to the service as a whole get by id; it stays for another
- * write landing between the two.
+ * condition that its version is still the one read (cheaper than a transaction's four round
+ * trips); a transaction remains for another write landing between the two.
  */
 export async function updateRecord(
   db: Queryable,

@@ -24,9 +24,8 @@ export function parseSearch(search: string): string[] {
     }
   }
   if (current) terms.push(current);
-  // A phrase of only white space ("  ") would match every record with a space; it filters nothing.
-  // A term given again filters nothing more, and each costs the index a look-up: 50 of one term
-  // (200 characters) took 1.1 s on MariaDB against 0.14 for one.
+  // A phrase of only white space would match every record with a space: it filters nothing. A term
+  // given again filters nothing more, but would cost the index a look-up each.
   return [...new Set(terms.filter((t) => t.trim() !== ''))];
 }
 
@@ -75,13 +74,9 @@ export const READ_AS_REPLACEMENT = /[\p{Cs}\uFFFD-\uFFFF]/u;
  * JavaScript (connection.ts). Identifiers and values are always bound; the collation name
  * comes from the fixed list above.
  *
- * `likely` (SQLite): the rows mostly hold the terms (a probe's candidates, trigrams.ts). Each
- * field is then tried first with SQLite's own LIKE, which ignores the case of ASCII letters only:
- * where it finds the (folded) term, the fold finds it too, since the term's other characters are
- * compared as they are and are folded already; a row it misses still goes to search_holds. For
- * 608 candidates of which 469 matched: 2.1 ms against 4.0 (the benchmark's rare term at 1,000,000
- * posts: 7.3 ms a search, now 5.2). On rows that mostly miss it costs more (2,000 of which 127
- * matched: 14.7 ms against 11.7), so scans do without it.
+ * `likely` (SQLite): the rows mostly hold the terms (a probe's candidates). SQLite's own LIKE is
+ * tried first: what it finds, the fold finds too, and it is cheaper; a row it misses still goes to
+ * search_holds. On rows that mostly miss it costs more, so scans do without it.
  */
 export function applySearch(
   query: Knex.QueryBuilder,
@@ -91,9 +86,8 @@ export function applySearch(
   likely = false,
 ): void {
   if (!isMysql(query)) {
-    // The same predicate in one call of the fold (JavaScript, connection.ts) per field: with
-    // INSTR(LOWER(..)), each folded text went back to SQLite to be searched there, and a row
-    // cost 7.7 µs instead of 5.1.
+    // One call of the fold (JavaScript, connection.ts) per field that also searches: cheaper than
+    // INSTR(LOWER(..)), which sends each folded text back to SQLite.
     for (const folded of terms.map(searchFold)) {
       // LIKE reads text up to a NUL only, so such a term would stand for a shorter one.
       const like =

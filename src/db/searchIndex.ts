@@ -20,13 +20,9 @@ import {
 import { applyWords, countWords, matchingIds, planWords } from './wordSearch';
 
 /**
- * The search index on SQLite: an FTS5 table per record table, `<table>_search`, tokenized into
- * trigrams of the search fields' text *as search folds it* (search_fold, the same function
- * as the scan's LOWER, registered in connection.ts). The tokenizer itself is case-sensitive, so
- * SQLite's own Unicode tables (older than Node's) never decide what matches: a phrase query of
- * the folded term is then exactly "this folded substring occurs in one field", the scan's
- * predicate. Contentless (the text lives once, in the record table) with contentless_delete,
- * kept by triggers inside each write's own statement (migration 005).
+ * The search index on SQLite: an FTS5 trigram table per record table over the search fields'
+ * text as the scan folds it (search_fold), so a phrase query of a folded term is exactly the
+ * scan's predicate. Contentless, kept by triggers in each write's statement (migration 005).
  */
 export const TRIGRAM = 3;
 
@@ -67,7 +63,7 @@ const DEFAULT_HASH_BYTES = 1024 * 1024;
 
 /**
  * For a bulk load on SQLite, inside its transaction: the indexes' insert triggers are dropped,
- * and `finish` indexes the rows added since (one INSERT ... SELECT each, about 3.5x faster than a
+ * and `finish` indexes the rows added since (one INSERT ... SELECT each, much faster than a
  * trigger per row) and puts the triggers back. DDL is transactional in SQLite, so a rollback
  * undoes all of it. Returns undefined when the table has no index.
  */
@@ -85,12 +81,9 @@ export function sqliteBulkIndex(
   const { top } = conn.prepare(`SELECT COALESCE(MAX(id), 0) AS top FROM "${table}"`).get() as { top: number };
   conn.prepare(`DROP TRIGGER "${fts}_insert"`).run();
   if (withTokens) conn.prepare(`DROP TRIGGER "${tokens}_insert"`).run();
-  // FTS5 writes its in-memory terms out as a new segment each time they pass `hashsize` (1 MB
-  // by default) and merges those segments as it goes: in one bulk INSERT, a third of its work.
-  // With 256 MB for the load, an import of 1,000,000 posts indexed them in 233 s instead of
-  // 342 (1 GB: 244 s, no better). The setting is a row of the index's config, so the
-  // transaction holds it; the default is put back after. The size is written into the SQL, as
-  // FTS5 takes an integer and better-sqlite3 binds a number as a real.
+  // A larger FTS5 `hashsize` for the load means fewer segments to merge (BENCHMARKS.md, import).
+  // It is a row of the index's config, so the transaction holds it; the default is put back
+  // after. Written into the SQL: FTS5 takes an integer, and better-sqlite3 binds a real.
   const setHash = (index: string, bytes: number) =>
     conn.prepare(`INSERT INTO "${index}" ("${index}", rank) VALUES ('hashsize', ${bytes})`).run();
   return () => {
@@ -123,9 +116,8 @@ export interface SearchPlan {
   /** The index narrows the search (else every row's text is read). */
   indexed: boolean;
   /**
-   * Reading the matches from the index again costs less than holding their ids or checking rows
-   * with the scan's predicate (SQLite's token index): a page reads them through `apply`, never
-   * among held ids or by walkPage (records.ts, matches.ts).
+   * Reading the matches from the index again costs less than preloading their ids or checking rows
+   * with the scan's predicate (SQLite's token index): a page reads them through `apply`.
    */
   cheapReads?: boolean;
   /** The number of records holding every term from the index alone, when it can tell. */
@@ -150,19 +142,10 @@ export interface SearchPlan {
 export const SNAPSHOT_TRIES = 3;
 
 /**
- * Runs a search's statements (its plan's look-ups, the count, the page) in one snapshot where the
- * index is written after the records: MySQL's word index, whose indexer takes a record off the
- * pending list as it writes the record's words. Read at different moments, a plan made while a
- * new record was pending (its words not yet in the vocabulary) met a page read after it was
- * indexed: the record was in neither, and the search missed it (seen in CI: a search found 2 of
- * 3 records just made). One thing the snapshot does not hold: InnoDB FULLTEXT applies a docs
- * row's removal as soon as it commits (REMOVALS); a search during which one committed is run
- * again, and the last try holds removals off until it ends (on its own server: on Galera, a
- * removal from another node aborts it, a deadlock the handler runs again like any read's).
- * On SQLite, whose index is written by the records' own statements, one read transaction: the
- * plan's probe of the index and the statements that use its candidates (trigrams.ts) see the
- * same rows whichever process writes meanwhile. Work already in a transaction is run in it as it
- * is (no caller searches inside one).
+ * Runs a search's statements (look-ups, count, page) in one snapshot, so that a record indexed
+ * between the plan and the page is not missed by both. On MySQL, FULLTEXT applies a removal as
+ * soon as it commits (REMOVALS): a search during which one committed is run again, and the last
+ * try holds removals off until it ends. On SQLite, one read transaction.
  */
 export async function inSearchSnapshot<T>(db: Db, table: string, work: (db: Db) => Promise<T>): Promise<T> {
   if (!indexedFields(table) || inTransaction(db)) return work(db);
@@ -213,8 +196,8 @@ export async function planSearch(
   const { table, searchFields: fields } = spec;
   if (isMysql(db)) {
     const among = (q: Knex.QueryBuilder, ids: readonly number[], walk: boolean) => {
-      // MySQL picks the order's index for a long IN list only when told (measured: 10 ms against
-      // 55-70 for 8,276 ids of 1,000,000 posts, where it looked each up and sorted them).
+      // MySQL picks the order's index for a long IN list only when told; else it looks each id
+      // up and sorts them, several times slower.
       if (walk) q.from(db.raw('?? FORCE INDEX (??)', [table, orderIndexName(table)]));
       q.whereIn(`${table}.id`, ids);
     };
@@ -309,8 +292,8 @@ async function planTokens(
     };
   }
   const { tokens } = tokenTables(spec.table);
-  // Several terms: the AND of their tokens' lists cost as much again for the page as for the
-  // count (two terms in 72 of 1,000,000 posts: 0.46 ms each time), so few matches come with the count.
+  // Several terms: the AND of their tokens' lists costs as much for the page as for the count,
+  // so few matches are read with the count.
   let counted: Promise<{ n: number; ids?: number[] }> | undefined;
   const withIds = () => (counted ??= countWithIds(db, tokens, match, searchTuning.preloadedWithCount));
   const several = decidingTerms(folded).length > 1;
@@ -335,10 +318,7 @@ async function countMatches(db: Db, fts: string, match: string): Promise<number>
   return Number(n);
 }
 
-/**
- * The same count, and the rows' ids when there are at most `few`, in one evaluation of the query
- * (the array is built for every row, then dropped past `few`: 0.23 ms for 8,276 rows).
- */
+/** The same count, and the rows' ids when there are at most `few`, in one evaluation of the query. */
 async function countWithIds(db: Db, fts: string, match: string, few: number): Promise<{ n: number; ids?: number[] }> {
   const [{ n, ids }] = await db(fts)
     .whereRaw('?? MATCH ?', [fts, match])

@@ -17,8 +17,8 @@ export const compiledCount = (): number => compiled.size;
 /**
  * Rows of a statement whose SQL text depends only on `key` (and the dialect): knex builds and
  * compiles it once (`build`, with PARAM where a value goes), and every later call runs the same
- * text through knex.raw with `values` bound in PARAM's places, in order. Building and compiling
- * a query per request was most of knex's share of a get by id. A raw statement of a timed db
+ * text through knex.raw with `values` bound in PARAM's places, in order (building a query per
+ * request was most of knex's cost on a get by id). A raw statement of a timed db
  * gets the query timeout as a built one does (withQueryTimeout).
  */
 export async function compiledRows<T>(

@@ -132,10 +132,9 @@ export async function addCounterRows(db: Knex, table: string): Promise<void> {
 }
 
 /**
- * The counters move inside the statements that insert and delete, so that they stay exact at no
- * cost of round trips. On MySQL each connection bumps its own slot (no two pool connections wait
- * on one counter row); SQLite has a single writer and uses slot 0. The table name is an
- * identifier from the collection declarations, never from a request.
+ * The counters move inside the statements that insert and delete (docs/adr/0003-counts-by-triggers.md).
+ * On MySQL each connection bumps its own slot, so pool connections never wait on one counter row;
+ * SQLite has a single writer and uses slot 0.
  */
 export async function addCountTriggers(db: Knex, table: string): Promise<void> {
   const mysql = isMysql(db);

@@ -3,10 +3,9 @@
 import { searchFold } from './fold';
 
 /**
- * Where text is cut: ASCII control characters, space, comma and DEL, which FTS5's `ascii`
- * tokenizer reads as separators when every other ASCII punctuation mark is a token character
- * (TOKEN_CHARS) and every non-ASCII character is one. parseSearch cuts terms at white space and
- * commas, so only a term with a control character holds one (it goes to the trigram index).
+ * Where text is cut: ASCII control characters, space, comma and DEL, FTS5's `ascii` separators
+ * once every other ASCII mark is a token character (TOKEN_CHARS). Search terms never hold one
+ * unless they hold a control character (those go to the trigram index).
  */
 // eslint-disable-next-line no-control-regex -- control characters are what it matches
 export const SEPARATOR = /[\x00-\x20,\x7f]/u;

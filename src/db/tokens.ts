@@ -5,15 +5,9 @@ import { searchTuning } from './searchTuning';
 import { spread, trigramsOf } from './trigrams';
 import { OVERLAP, SEPARATOR, TOKEN_CHARS } from './tokenize';
 
-// SQLite's second search index: each record's folded text cut into tokens at the characters a
-// search term never holds, in FTS5 without positions (`<table>_search_tokens`), and a vocabulary
-// of every token ever indexed with a trigram index of its own. A term without such characters
-// occurs in a text only inside one token, so the records holding it are exactly the records
-// holding a token that contains it: the vocabulary names those tokens (a few, found in a small
-// index), and FTS5 counts and lists their records from short lists. At 1,000,000 posts a term in
-// 469 of them was counted in 0.1 ms and one in 8,276 in 0.7, where the trigram index's phrase or
-// candidates took 4 to 13 ms (BENCHMARKS.md). Phrases with a space, and terms in most records,
-// stay with the trigram index (searchIndex.ts).
+// SQLite's token index: each record's folded text cut into tokens at characters a term never
+// holds, and a vocabulary of every token with a trigram index of its own. A term occurs only inside
+// tokens, so its records are those of the vocabulary tokens containing it. See docs/search.md.
 
 export interface TokenTables {
   tokens: string;
@@ -174,19 +168,17 @@ export function decidingTerms(folded: readonly string[]): string[] {
 /**
  * The FTS5 query on the token index that finds the records holding every (folded, eligible) term:
  * per term, the OR of the vocabulary's tokens that contain it. '' when some term is in no token
- * (nothing matches); undefined when a term is in more than searchTuning.termTokens tokens, or the
- * query would pass searchTuning.tokenQueryChars (tokens run to 8,000 characters: a 200-character
- * search could otherwise make a query of megabytes), or a term has under 3 characters (no
- * trigram to look its tokens up by), for the trigram index or the scan to answer.
+ * (nothing matches); undefined, for the trigram index or the scan to answer, when a term is in more
+ * than searchTuning.termTokens tokens, has under 3 characters, or the query would pass
+ * searchTuning.tokenQueryChars (tokens are long: a short search could make a huge query).
  */
 export async function tokenQuery(db: Db | Knex.Transaction, table: string, folded: readonly string[]): Promise<string | undefined> {
   const { vocab, grams } = tokenTables(table);
   const groups: string[] = [];
   let chars = 0;
   for (const term of decidingTerms(folded)) {
-    // A few of the term's trigrams narrow the words, and `instr` decides: the term as a phrase
-    // read every trigram's list with its positions (0.22 ms for a 13-character term in a
-    // vocabulary of 120,000 tokens, against 0.06).
+    // A few of the term's trigrams narrow the words, and `instr` decides: cheaper than the term as
+    // a phrase, which reads every trigram's list with its positions.
     const looked = spread(trigramsOf(term), LOOKED_UP_GRAMS);
     if (!looked.length) return undefined;
     const tokens = (await db(grams)

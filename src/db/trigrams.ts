@@ -2,13 +2,9 @@ import { type Db, perPool } from './connection';
 import { searchFold } from './fold';
 import { searchTuning } from './searchTuning';
 
-// FTS5 answers a phrase by reading the posting list of every trigram in it, in full: a long term
-// made of common trigrams (`prapranconcul`: `pra` is in 75% of the rows) cost 42 ms at 1,000,000
-// posts though it matches 469. Its three rarest trigrams, as plain AND terms, give 608 candidates
-// in 1.5 ms, and the scan's predicate on those 608 takes 5 ms (among their ids, kept from the
-// probe: reading the index again for them cost as much as the probe, 3.7 ms). How rare each
-// trigram is comes from a sample of the table; the sample only chooses, the predicate decides
-// what matches, so a stale or unlucky sample costs time, never a result.
+// FTS5 reads the whole posting list of every trigram in a phrase, so a long term of common
+// trigrams is slow though it matches few rows: its three rarest trigrams give a few candidates,
+// which the scan's predicate then decides. A stale sample of rarity costs time, never a result.
 
 /** Trigrams that narrow a long term. */
 const NARROWING = 3;
@@ -119,8 +115,8 @@ export async function planTrigrams(
   const long = ranked.map((grams) => grams.length > NARROWING);
   if (!long.some(Boolean)) return phrases;
   const queries = folded.map((f, i) => allOf(long[i] ? ranked[i].slice(0, NARROWING) : [f]));
-  // Bounded: the AND stops at maxCandidates rows, however common its trigrams are. One row back:
-  // a row per candidate cost a term whose probe fails (ouplip) 3 ms more than a count.
+  // Bounded: the AND stops at maxCandidates rows, however common its trigrams are. One row back
+  // (the count and the ids), not a row per candidate.
   const probe = db(fts)
     .select('rowid')
     .whereRaw('?? MATCH ?', [fts, queries.join(' AND ')])

@@ -6,38 +6,10 @@ import { retrying } from './retry';
 import { foldCollation } from './search';
 
 /**
- * The search index on MySQL/MariaDB, which have no trigram parser (MariaDB has no ngram one):
- * InnoDB FULLTEXT, transactional and crash-safe, over text of our own codes, so that the server's
- * tokenizer, stopwords and token sizes never decide what matches.
- *
- * - `<table>_search_words`: the vocabulary, every distinct raw token (search field text split on
- *   white space only) with an id. Never folded here: search folds it with the scan's own fold.
- * - `<table>_search_docs`: per record, the codes (`x` + base36 word id) of the distinct tokens of
- *   all its search fields, under a FULLTEXT index.
- * - `<table>_search_pending`: ids of records whose docs row may be out of date. Triggers list
- *   every inserted, deleted, or re-texted record, inside the writing statement; search checks
- *   pending records with the scan's predicate (and ignores their docs rows), so the index is
- *   exact whoever writes. Only `indexPending` writes docs rows (the service's background indexer,
- *   seed, import, `npm run search-index`).
- *
- * What InnoDB does that shapes this (each seen in tests that kill -9 the server under a writer):
- * - At commit it first records each removed row's doc id in the index's DELETED table, in a
- *   transaction of its own that commits before the writing one. A crash between the two leaves
- *   the row alive (rolled back) and hidden from the index; and when a later transaction removes
- *   that row, the doc id is already there: that duplicate ends InnoDB's pass over the
- *   transaction's index changes, silently (its source tolerates it, "FTS-FIXME"), so every row the
- *   same transaction added, under higher doc ids, was missing from the index. So `indexPending`
- *   removes a batch's docs rows in one transaction and writes the new ones in the next; the
- *   records stay pending (scanned) in between, and through any crash. The record writes never
- *   touch docs rows for the same reason: a change of text would remove and add in one.
- * - The doc ids are a column of ours, AUTO_INCREMENT (its counter survives a crash), because
- *   InnoDB's hidden ones are handed out again after a crash from the highest left in the table:
- *   after the newest rows were deleted, new rows got the deleted ids and the index never
- *   returned them.
- *
- * Folding maps character to character and never makes or removes white space, so a term without
- * white space that occurs in a field's folded text occurs inside one folded token: the docs of
- * the tokens that contain it are exactly the records that hold it (wordSearch.ts).
+ * The search index on MySQL/MariaDB: a vocabulary of raw tokens, and per record a document of our
+ * own word codes under InnoDB FULLTEXT, so that the server's tokenizer never decides what
+ * matches. Writes only list their record as pending; `indexPending` alone writes documents, in
+ * two transactions per batch. See docs/adr/0011-word-index-own-codes.md.
  */
 export interface WordTables {
   words: string;
@@ -119,7 +91,7 @@ function pendingInsert(t: WordTables, row: string): string {
 
 /**
  * SQL of the docs table and the delete trigger, and every record listed as pending (migration
- * 008 makes them again this way, see the comment at the top). A deleted record stays pending
+ * 008 makes them again this way). A deleted record stays pending
  * until `indexPending` removes its docs row.
  */
 export function mysqlDocsStatements(table: string): string[] {
@@ -268,7 +240,7 @@ interface BatchWord {
   id: number;
   code: string;
   row: number;
-  /** Its place among the dense words, or -1. */
+  /** Its index among the dense words, or -1. */
   dense: number;
 }
 
@@ -288,9 +260,8 @@ async function insertDocs(
 ): Promise<Map<string, number>> {
   if (!rows.length) return new Map();
   const t = wordTables(table);
-  // One look-up per token in a map of the batch's words (a few thousand, where the vocabulary
-  // holds a hundred thousand): indexing 30,000 corpus posts, this loop was most of the indexer's
-  // own CPU.
+  // One look-up per token in a map of the batch's few thousand words, not the whole vocabulary:
+  // this loop is the indexer's hottest.
   const batch = new Map<string, BatchWord>();
   const perRow = rows.map((r, row) => {
     const held: BatchWord[] = [];
@@ -311,11 +282,11 @@ async function insertDocs(
     t.words,
     missing.map((w) => w.word),
   );
-  const place = new Map(dense.map((id, i) => [id, i]));
+  const denseIndex = new Map(dense.map((id, i) => [id, i]));
   for (const w of batch.values()) {
     w.id ||= fresh.get(w.word)!;
     w.code = wordCode(w.id);
-    w.dense = place.get(w.id) ?? -1;
+    w.dense = denseIndex.get(w.id) ?? -1;
   }
   await trx(t.docs).insert(rows.map((r, i) => ({ id: r.id, codes: perRow[i].map((w) => w.code).join(' ') })));
   // Each record under the dense words it lacks (denseWords.ts).
@@ -340,11 +311,10 @@ const KNOWN_WORDS = 500_000;
 
 /**
  * Brings the docs rows of pending records up to date, a batch at a time: a new or changed record
- * gets a new docs row (a new doc id), a deleted one loses its row. Two transactions per batch
- * (see the comment at the top): the first removes the batch's docs rows, the second writes the
- * new ones and takes the batch off the pending list. Indexers take turns: one waits at the first
- * pending row another holds. Search is exact meanwhile: pending records are checked by the scan's
- * predicate. Returns how many were indexed.
+ * gets a new docs row (a new doc id), a deleted one loses its row. Two transactions per batch:
+ * the first removes the batch's docs rows, the second writes the new ones and takes the batch off
+ * the pending list (docs/adr/0011-word-index-own-codes.md). An indexer waits at the first pending
+ * row another holds. Returns how many were indexed.
  */
 export async function indexPending(
   db: Knex,
@@ -375,10 +345,10 @@ export async function indexPending(
     if (!ids.length) return done;
     const { n, fresh } = await retrying(() =>
       db.transaction(async (trx) => {
-        // A turn shared with other indexers, taken before the pending rows (as the first
+        // A lock shared with other indexers, taken before the pending rows (as the first
         // transaction takes it): a word being made dense waits for it (denseWords.ts).
         await trx(REMOVALS).where({ table_name: table }).forShare().first('n');
-        // Read while the turn is held and before any plain read (MariaDB 11.6's snapshot
+        // Read while the lock is held and before any plain read (MariaDB 11.6's snapshot
         // isolation refuses a locking read of rows changed since the snapshot).
         const dense = (await trx(t.dense).forShare().pluck('word_id')).map(Number);
         const locked = (await trx(t.pending).whereIn('id', ids).forUpdate().pluck('id')) as (number | string)[];

@@ -7,8 +7,7 @@ export const COMMON_SHARE = 0.2;
 
 /**
  * How long a table's sample is used while its newest record stays the same: the sample only
- * chooses how a search runs (never what it finds), and a term's sample cost 3.2 ms of a 25 ms
- * search at 1,000,000 posts, the largest of its statements after the index's and the page's.
+ * chooses how a search runs (never what it finds), and taking it is one of a search's costlier steps.
  */
 const SAMPLE_TTL_MS = 10 * 60_000;
 /** Terms whose hits are kept per table at most. */
@@ -39,7 +38,7 @@ export interface TermSample {
 /**
  * Which terms are common: held by more than COMMON_SHARE of a sample of the newest records (the
  * scan's predicate on them). For those, reading the index costs more than the scan: InnoDB
- * FULLTEXT visits every matching document, about 10 µs each. Tables smaller than the sample
+ * FULLTEXT visits every matching document. Tables smaller than the sample
  * have no common term: the index answers all. Also the share of rows that may match, and
  * whether a record is pending (read with the newest id, in one statement).
  */
