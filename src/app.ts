@@ -50,7 +50,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   const spec = loadSpec(specText);
   const logger = options.logger ?? silentLogger;
   const tokens = options.apiTokens ?? [];
-  // Search statements take turns on MySQL only (records.ts).
+  // Only MySQL limits costly search statements (records.ts, searchGate.ts).
   const metrics = createMetrics(() => poolStats(options.db), isMysql(options.db) ? () => searchLimiter.stats() : undefined);
 
   const api = new OpenAPIBackend({
