@@ -75,6 +75,7 @@ export interface RedisConfig {
   where: string;
 }
 
+/** With no DATABASE_URL: see docs/adr/0004-sqlite-embedded-default.md. */
 export const DEFAULT_SQLITE_FILE = './data/records.sqlite3';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {

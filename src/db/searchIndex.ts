@@ -23,6 +23,7 @@ import { applyWords, countWords, matchingIds, planWords } from './wordSearch';
  * The search index on SQLite: an FTS5 trigram table per record table over the search fields'
  * text as the scan folds it (search_fold), so a phrase query of a folded term is exactly the
  * scan's predicate. Contentless, kept by triggers in each write's statement (migration 005).
+ * The index narrows, the predicate decides: docs/adr/0005-search-exact-index.md.
  */
 export const TRIGRAM = 3;
 
