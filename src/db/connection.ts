@@ -22,18 +22,15 @@ export const DEFAULT_POOL: PoolConfig = { size: 10, queryTimeoutMs: 5000 };
 export const CONNECT_TIMEOUT_MS = 2000;
 
 /**
- * How long a request waits for a connection from the pool before it is answered 503. A burst of
- * requests larger than the pool queues here; the wait is the same budget as a statement's
- * (the query timeout), and never shorter than opening a connection takes.
+ * How long a request waits for a pooled connection before it is answered 503: the query timeout,
+ * and never shorter than opening a connection takes.
  */
 export function acquireTimeoutMs(pool: PoolConfig): number {
   return Math.max(CONNECT_TIMEOUT_MS, pool.queryTimeoutMs);
 }
 
-// Both dialects compare text the same way: binary collation, and LOWER() on both sides for a
-// case-insensitive search. SQLite's own lower() folds ASCII only, so it is replaced by one that
-// folds every alphabet, as MySQL's does: one character at a time. toLowerCase alone lowers Σ to
-// ς at the end of a word, so "ΑΣ" would not contain the "σ" that a search for "Σ" becomes.
+// SQLite's own lower() folds ASCII only: search_fold folds every alphabet, one character at a
+// time as MySQL does (toLowerCase alone would turn a final Σ into ς, which "σ" does not find).
 function unicodeLower(value: unknown): unknown {
   return typeof value === 'string' ? searchFold(value) : value;
 }
@@ -159,10 +156,8 @@ export function withQueryTimeout(db: Db, ms: number | (() => number)): Db {
 }
 
 /**
- * `db` whose every call that may start a statement (`db(table)`, `db.raw(...)`, `db.select(...)`,
- * the same on its transactions, both forms of `transaction`) has its result passed through
- * `hook` as it is made. What is not a builder (a promise, the instance) is passed too: `hook`
- * returns what it does not know unchanged.
+ * `db` whose every call that may start a statement, on it or its transactions, has its result
+ * passed through `hook` as it is made; `hook` returns what it does not know unchanged.
  */
 export function hookStatements(db: Db, hook: (built: unknown) => unknown): Db {
   const wrap = (target: Knex | Knex.Transaction): Db =>
@@ -198,10 +193,8 @@ export function withDeadline(db: Db): { db: Db; until?: number } {
 }
 
 /**
- * Answers when the database runs a trivial statement within `ms` (readiness), waiting for a
- * pooled connection included: a statement's timeout starts once it has one, and a busy pool or
- * a server gone silent would hold the answer for the acquire timeout. Past `ms` it rejects as a
- * statement timing out does; the abandoned wait ends by itself.
+ * Answers when the database runs a trivial statement within `ms` (readiness), the wait for a pooled
+ * connection included, which a statement's own timeout would not bound. Past `ms` it rejects.
  */
 export async function ping(db: Db, ms: number): Promise<void> {
   // One abandoned check at a time: probes every second through a long outage would otherwise
@@ -232,9 +225,8 @@ export interface PoolStats {
 }
 
 /**
- * The pool's state, for metrics. Knex has no API for it; its maintainers point to the tarn pool it
- * keeps at `client.pool`, whose counters are tarn's public API. knex and tarn are pinned to exact
- * versions, and tests/db/connection.test.ts fails on an upgrade that moves or renames them.
+ * The pool's state, for metrics, from the tarn pool knex keeps at `client.pool` (knex has no API
+ * for it); knex is pinned, and tests/db/connection.test.ts fails on an upgrade that moves it.
  */
 export function poolStats(db: Db): PoolStats {
   const pool = (db.client as { pool?: TarnPool }).pool;
@@ -284,9 +276,8 @@ export async function ensureMysqlDatabase(config: DatabaseConfig): Promise<void>
 }
 
 /**
- * On a Galera node (wsrep_on), every read first waits until the node has applied what the
- * cluster committed before it (wsrep_sync_wait): a read right after a write sees it, whichever
- * node each ran on. Elsewhere (MySQL, MariaDB alone) there is nothing to set.
+ * On a Galera node, every read first waits until the node has applied what the cluster committed
+ * before it (wsrep_sync_wait), so a read sees the write before it on any node.
  */
 export const DEFAULT_WSREP_SYNC_WAIT = 1;
 

@@ -42,10 +42,8 @@ export async function addDenseWords(db: Knex, table: string): Promise<void> {
 }
 
 /**
- * Makes dense the words held by at least searchTuning.denseShare of the newest records indexed
- * (and no longer dense those that are not), filling each new word's list. Run after bulk loads
- * (seed, import, `npm run search-index`) and by the service's indexer; safe beside writers and
- * other indexers. Returns how many words' lists were filled and how many words were dropped.
+ * Makes dense the words held by at least searchTuning.denseShare of the newest records indexed,
+ * drops those no longer held, and fills each new word's list; safe beside writers and indexers.
  */
 export async function chooseDenseWords(db: Knex, table: string): Promise<{ filled: number; dropped: number }> {
   const t = wordTables(table);
@@ -111,9 +109,8 @@ async function galera(db: Knex): Promise<boolean> {
 }
 
 /**
- * Lists, for these words, every indexed record whose docs row lacks them, a range of ids at a
- * time. Plain reads, which lock nothing: each begins after the words were committed, so it sees
- * every docs row written by an indexer that did not list its records under them.
+ * Lists, for these words, every indexed record whose docs row lacks them. Plain reads, begun after
+ * the words were committed, so they see every docs row an indexer wrote without listing it.
  */
 async function fillLists(db: Knex, table: string, words: readonly number[]): Promise<void> {
   const t = wordTables(table);

@@ -43,9 +43,8 @@ function recordTable(db: Knex, name: string, columns: (t: Knex.CreateTableBuilde
  */
 const RECORD_TABLES = ['posts', 'products', 'books', 'users', 'tasks'];
 /**
- * Their declarations. Migrations 005 to 007 index these, never every collection declared now: on a
- * fresh database a later collection's table does not exist yet when they run, and its own
- * migration indexes it through createRecordTable.
+ * Their declarations. Migrations 005 to 007 index these only: a later collection's table does not
+ * exist yet when they run, and its own migration indexes it (createRecordTable).
  */
 const FIRST_COLLECTIONS = collections.filter((c) => RECORD_TABLES.includes(c.name));
 
@@ -290,9 +289,8 @@ const source: Knex.MigrationSource<string> = {
 const LOCK_WAIT_SECONDS = 60;
 
 /**
- * Brings the schema up to date. Safe when several instances start at once: on MySQL they take
- * turns through a lease row (migration_lease), on SQLite they retry while the file is busy.
- * Migrates on a pool of its own: the service's query timeout must not cut a migration short.
+ * Brings the schema up to date, safely when several instances start at once (a lease row on MySQL,
+ * retries on SQLite), on a pool of its own that the query timeout cannot cut short.
  */
 export async function migrateDatabase(config: DatabaseConfig, log?: DbLog): Promise<void> {
   const db = openDb(config, DEFAULT_POOL, log);

@@ -7,11 +7,9 @@ import type BetterSqlite3 from 'better-sqlite3';
 export const KEPT_STATEMENTS = 200;
 
 /**
- * Makes `conn.prepare` hand back the statement it prepared last time for the same text. Safe
- * because every user runs a statement to its end before another can (knex's `all` and `run`,
- * the import's and seed's synchronous writes; none iterates), and none changes a statement's
- * modes (`raw`, `pluck`, `expand`, `safeIntegers`), which a later user would inherit: a query
- * given knex's `safeIntegers` option would leave it set on its text's statement for good.
+ * Makes `conn.prepare` hand back the statement it prepared last time for the same text. Safe while
+ * every user runs a statement to its end before another can, and none changes its modes (`raw`,
+ * `pluck`, `expand`, `safeIntegers`), which a later user would inherit.
  */
 export function keepPrepared(conn: BetterSqlite3.Database, size = KEPT_STATEMENTS): void {
   const prepare = conn.prepare.bind(conn);

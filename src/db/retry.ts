@@ -1,10 +1,6 @@
-// Which failed database work may simply be run again. On a Galera cluster two nodes may commit
-// conflicting writes at once; the loser's transaction is rolled back and reported as a deadlock
-// (ER_LOCK_DEADLOCK), as InnoDB reports its own deadlocks on one server. A node that is not
-// ready for clients (not synced, or cut off from the majority) refuses statements before running
-// them (ER_UNKNOWN_COM_ERROR, 1047). Either way nothing took effect, and running the whole
-// operation again is safe. A lost connection is different: a write may have committed before
-// the answer was lost, so only reads are run again after one.
+// Which failed database work may simply be run again: a deadlock (also how Galera reports a
+// conflict between nodes) or a node not ready (1047) took no effect. After a lost connection a
+// write may have committed, so only reads are run again.
 
 /** Tries in all, the first included; then the failure is answered 503 with Retry-After. */
 export const MAX_TRIES = 5;

@@ -68,11 +68,9 @@ async function firstKnownCollation(db: Db | Knex.Transaction): Promise<string | 
 export const READ_AS_REPLACEMENT = /[\p{Cs}\uFFFD-\uFFFF]/u;
 
 /**
- * Every term must occur in at least one search field, as a plain substring of the field's case
- * fold, so that `%`, `_` and `\` are never wildcards. MySQL: INSTR, with LOWER on both sides
- * given a collation from foldCollation; SQLite: search_holds, the fold of every alphabet in
- * JavaScript (connection.ts). Identifiers and values are always bound; the collation name
- * comes from the fixed list above.
+ * The scan's predicate, the definition of a match: every term a plain substring (never a
+ * wildcard) of some search field's case fold. MySQL: INSTR with LOWER in a foldCollation;
+ * SQLite: search_holds (connection.ts).
  *
  * `likely` (SQLite): the rows mostly hold the terms (a probe's candidates). SQLite's own LIKE is
  * tried first: what it finds, the fold finds too, and it is cheaper; a row it misses still goes to

@@ -15,11 +15,9 @@ const MAX_COMPILED = 1000;
 export const compiledCount = (): number => compiled.size;
 
 /**
- * Rows of a statement whose SQL text depends only on `key` (and the dialect): knex builds and
- * compiles it once (`build`, with PARAM where a value goes), and every later call runs the same
- * text through knex.raw with `values` bound in PARAM's places, in order (building a query per
- * request was most of knex's cost on a get by id). A raw statement of a timed db
- * gets the query timeout as a built one does (withQueryTimeout).
+ * Rows of a statement whose SQL depends only on `key` (and the dialect): built and compiled once
+ * (`build`, PARAM where a value goes), then run through knex.raw with `values` bound in order,
+ * since building a query per request was most of knex's cost on a get by id.
  */
 export async function compiledRows<T>(
   db: Knex | Knex.Transaction,

@@ -84,10 +84,8 @@ export interface VocabularyEntry {
 }
 
 /**
- * The vocabulary's tokens that the index holds for no record (fts5vocab leaves out deleted
- * records' entries): a record re-texted or deleted leaves its old tokens in the vocabulary, where
- * they cost look-ups and can push a term past searchTuning.termTokens, never a wrong result.
- * Read in one snapshot, holding no lock: a write may add one of them back before removeTokens.
+ * The vocabulary's tokens that the index holds for no record (left by re-texted or deleted
+ * records: they cost look-ups, never a wrong result). Read without a lock: see removeTokens.
  */
 export async function deadTokens(db: Db, table: string): Promise<VocabularyEntry[]> {
   const { tokens, vocab } = tokenTables(table);
@@ -107,10 +105,8 @@ export async function deadTokens(db: Db, table: string): Promise<VocabularyEntry
 const REMOVAL_BATCH = 500;
 
 /**
- * Removes these entries from the vocabulary and its trigram index, each only if the index still
- * holds it for no record, in write transactions whose first statement writes (a write that adds
- * one back commits before the check, or waits for the removal and adds it again). Returns how
- * many were removed.
+ * Removes these entries from the vocabulary and its trigram index, each only if still held by no
+ * record, in write transactions, so that a write adding one back either precedes or follows it.
  */
 export async function removeTokens(db: Db, table: string, entries: readonly VocabularyEntry[]): Promise<number> {
   const { tokens, vocab, grams } = tokenTables(table);

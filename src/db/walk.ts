@@ -21,10 +21,8 @@ export interface WalkOptions {
 export const WALK_BATCH = 1000;
 
 /**
- * Every row that a list query matches, in its order, as a keyset walk: batch after batch of
- * cursor pagination's seek query, each starting strictly after the last row of the one before.
- * No statement stays open between batches, so a walk over millions of rows holds neither a
- * connection nor more than one batch, and each query is as fast as the first page.
+ * Every row a list query matches, in its order, as a keyset walk in batches (cursor pagination's
+ * seek query), so that a walk over millions of rows holds no connection and one batch at a time.
  */
 export async function* walkRecords(db: Db, spec: TableSpec, request: WalkRequest, options: WalkOptions = {}): AsyncGenerator<Row> {
   const limit = options.batchSize ?? WALK_BATCH;

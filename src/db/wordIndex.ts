@@ -112,11 +112,8 @@ export function mysqlDocsStatements(table: string): string[] {
 export const GRAM = 3;
 
 /**
- * SQL of the vocabulary's trigram table for one table (migration 007, createRecordTable): each
- * word's distinct trigrams of characters, as the scan folds it, filled for the words already
- * there and kept by a trigger in the statement that adds a word, whoever adds it. Words are
- * never changed or removed but by TRUNCATE (emptyWordIndex). Bytes, so no collation's padding
- * or folding decides a comparison.
+ * SQL of the vocabulary's trigram table (migration 007, createRecordTable): each word's trigrams
+ * as the scan folds it, kept by a trigger on the vocabulary. Bytes, so no collation decides.
  */
 export function mysqlGramStatements(table: string): string[] {
   const t = wordTables(table);
@@ -154,10 +151,8 @@ export function mysqlDropStatements(table: string): string[] {
 }
 
 /**
- * Makes a table's word index. The records it already holds are listed as pending, not indexed
- * here: a migration must not hold the other instances' start for the hour that a million
- * records take. Search stays exact (pending records are scanned); `npm run search-index`
- * indexes them.
+ * Makes a table's word index, its records listed as pending rather than indexed here, so that a
+ * migration does not hold other instances' start for hours; `npm run search-index` indexes them.
  */
 export async function addWordIndex(db: Knex, table: string, fields: readonly string[]): Promise<void> {
   await onOneConnection(db, mysqlIndexStatements(table, fields));
@@ -373,10 +368,9 @@ export async function indexPending(
 }
 
 /**
- * Transactions that removed docs rows, counted per table (migration 009). InnoDB FULLTEXT leaves
- * out a removed doc id as soon as the removal commits, whatever a reader's snapshot still holds:
- * a search whose snapshot had the record indexed (not pending) would find it in neither place.
- * A search reads the count at its start and again at its end (searchIndex.ts).
+ * Transactions that removed docs rows, counted per table (migration 009): FULLTEXT applies a
+ * removal as it commits, whatever a snapshot holds, so a search compares the count at its start
+ * and end (searchIndex.ts).
  */
 export const REMOVALS = 'search_removals';
 

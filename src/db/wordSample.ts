@@ -36,11 +36,9 @@ export interface TermSample {
 }
 
 /**
- * Which terms are common: held by more than COMMON_SHARE of a sample of the newest records (the
- * scan's predicate on them). For those, reading the index costs more than the scan: InnoDB
- * FULLTEXT visits every matching document. Tables smaller than the sample
- * have no common term: the index answers all. Also the share of rows that may match, and
- * whether a record is pending (read with the newest id, in one statement).
+ * Which terms are common (in over COMMON_SHARE of a sample of the newest records), for which the
+ * index costs more than the scan; also the share of rows that may match, and whether a record is
+ * pending. Tables smaller than the sample have no common term.
  */
 export async function sampleTerms(
   db: Db,
