@@ -245,7 +245,7 @@ export interface PoolStats {
 /**
  * The pool's state, for metrics. Knex has no API for it; its maintainers point to the tarn pool it
  * keeps at `client.pool`, whose counters are tarn's public API. knex and tarn are pinned to exact
- * versions, and tests/db/connection.test.ts fails on an upgrade that moves or renames them.
+ * versions, and tests/integration/db/connection.test.ts fails on an upgrade that moves or renames them.
  */
 export function poolStats(db: Db): PoolStats {
   const pool = (db.client as { pool?: TarnPool }).pool;
