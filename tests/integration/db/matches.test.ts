@@ -23,7 +23,8 @@ let statements: string[];
 /** The page's statement: the last sent but a transaction's frame and the index's removal count (MySQL's search checks it last). */
 const lastWork = () => statements.filter((sql) => !isTransactionControl(sql) && !sql.includes(REMOVALS)).at(-1);
 beforeAll(() => {
-  statements = logStatements(t.db);});
+  statements = logStatements(t.db);
+});
 
 describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   const spec = { table: name, searchFields: f.searchFields };

@@ -15,7 +15,8 @@ const spec = loadSpec();
 const t = useTestDatabase();
 let statements: string[];
 beforeAll(() => {
-  statements = logStatements(t.db);});
+  statements = logStatements(t.db);
+});
 
 const isBegin = (sql: string) => /^\s*(begin|start transaction)/i.test(sql);
 

@@ -19,7 +19,8 @@ import { NEWEST_FIRST as order, pendingCount, scannedIds } from '../../helpers/s
 const t = useTestDatabase();
 let statements: string[];
 beforeAll(() => {
-  statements = logStatements(t.db);});
+  statements = logStatements(t.db);
+});
 
 const mysqlOnly = dialect === 'mysql' ? describe : describe.skip;
 
