@@ -5,9 +5,9 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { ignores: ['dist/', 'build/', 'coverage/', 'node_modules/', 'src/generated/', '**/*.mjs', '**/*.js'] },
-  // SDK drivers are excluded from tsconfig.json: tests/consumers/sdks.test.ts copies them next to the
+  // SDK drivers are excluded from tsconfig.json: tests/e2e/consumers/sdks.test.ts copies them next to the
   // clients it generates at run time and compiles them there, so no project here can type-check them.
-  { ignores: ['tests/consumers/drivers/'] },
+  { ignores: ['tests/e2e/consumers/drivers/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

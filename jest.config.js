@@ -1,10 +1,36 @@
-// One jest run covers one database: TEST_DB=sqlite (default) or TEST_DB=mysql (scripts/test.mjs runs both).
-/** @type {import('jest').Config} */
-module.exports = {
+// Three tiers, one folder each (docs/testing.md): unit (no database, no process, no network),
+// integration (a real database: TEST_DB=sqlite, the default, or TEST_DB=mysql) and e2e (service
+// processes, generated clients, clusters). `npm test` runs unit once and the other two per database.
+const database = process.env.TEST_DB === 'mysql' ? 'mysql' : 'sqlite';
+
+// Behaviour that no database can change (decided before a statement is sent, or about processes
+// and generated clients): checked in the SQLite run only.
+const SQLITE_ONLY = [
+  'tests/integration/handlers/validation.test.ts', // request validation, before any statement
+  'tests/integration/handlers/service.test.ts', // the served contract, docs and health pages
+  'tests/integration/http/access.test.ts', // tokens, CORS and rate limits
+  'tests/integration/http/requestContext.test.ts', // request ids and the access log
+  'tests/integration/http/server.test.ts', // sockets, timeouts and keep-alive
+  'tests/integration/http/validation.test.ts', // path, query and Unicode checks
+  'tests/integration/generated/client.test.ts', // the typed client's compile-time shapes
+  'tests/e2e/consumers/', // generated SDKs and Prism: about types, not storage
+  'tests/e2e/service/logger.test.ts',
+  'tests/e2e/service/redis.test.ts', // the shared rate-limit store
+  'tests/e2e/service/service-process.test.ts',
+];
+
+const tier = (name, extra = {}) => ({
+  displayName: name,
   testEnvironment: 'node',
-  roots: ['<rootDir>/tests'],
+  roots: [`<rootDir>/tests/${name}`],
   testMatch: ['**/*.test.ts'],
   transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
+  testPathIgnorePatterns: ['/node_modules/', ...(name !== 'unit' && database === 'mysql' ? SQLITE_ONLY.map((p) => `<rootDir>/${p}`) : [])],
+  ...extra,
+});
+
+/** @type {import('jest').Config} */
+module.exports = {
   testTimeout: 60000,
-  displayName: process.env.TEST_DB === 'mysql' ? 'mysql' : 'sqlite',
+  projects: [tier('unit'), tier('integration'), tier('e2e')],
 };

@@ -1,7 +1,7 @@
 // Builds the API reference page (build/docs/index.html) with Redocly, self-contained: scripts are
 // inlined (--inlineBundle), Google fonts are off, and the one thing Redoc still loads from its
 // CDN, the "API docs by Redocly" logo, is swapped for an inline image, so the page loads
-// nothing from anywhere but the service (tests/handlers/service.test.ts checks in Chromium).
+// nothing from anywhere but the service (tests/integration/handlers/service.test.ts checks in Chromium).
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 

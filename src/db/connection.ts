@@ -226,7 +226,7 @@ export interface PoolStats {
 
 /**
  * The pool's state, for metrics, from the tarn pool knex keeps at `client.pool` (knex has no API
- * for it); knex is pinned, and tests/db/connection.test.ts fails on an upgrade that moves it.
+ * for it); knex is pinned, and tests/integration/db/connection.test.ts fails on an upgrade that moves it.
  */
 export function poolStats(db: Db): PoolStats {
   const pool = (db.client as { pool?: TarnPool }).pool;

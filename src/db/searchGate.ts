@@ -198,6 +198,3 @@ export const searchLimiter = new SearchLimiter(
   () => searchTuning.searchTurns,
   () => searchTuning.poolSize,
 );
-
-/** The former names, kept until tests/ moves to the new ones. */
-export { ConcurrencyLimiter as Turns, SearchLimiter as SearchTurns, searchLimiter as searchTurns };

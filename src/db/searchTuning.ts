@@ -32,19 +32,4 @@ export const searchTuning = {
   searchTurns: 1,
   /** MySQL: the connections in a process's pool (DB_POOL_SIZE), which the search limiter stays below. */
   poolSize: 10,
-
-  /** Former name of maxPreloaded, kept until tests/ moves to the new one. */
-  get maxHeld(): number {
-    return this.maxPreloaded;
-  },
-  set maxHeld(n: number) {
-    this.maxPreloaded = n;
-  },
-  /** Former name of preloadedWithCount, kept until tests/ moves to the new one. */
-  get heldReads(): number {
-    return this.preloadedWithCount;
-  },
-  set heldReads(n: number) {
-    this.preloadedWithCount = n;
-  },
 };

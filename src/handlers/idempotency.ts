@@ -10,7 +10,7 @@ import { HttpProblem } from '../http/problem';
 type Outcome = { kind: 'created'; row: Row } | { kind: 'replay'; send(res: Response): void };
 
 /** JSON with sorted keys, so that the same body hashes the same however its keys are ordered. */
-function canonical(value: unknown): string {
+export function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.keys(value)

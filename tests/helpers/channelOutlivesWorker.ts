@@ -1,4 +1,4 @@
-// An entry for tests/main.workers.test.ts: the service's primary (superviseWorkers) over one
+// An entry for tests/e2e/service/workers.test.ts: the service's primary (superviseWorkers) over one
 // worker whose channel to the primary stays open after it exits, held by a child of its own, so
 // that the primary sees the worker's exit seconds before the channel closes. A loaded machine
 // can deliver the two in that order for the service's own workers too.

@@ -57,7 +57,9 @@ export async function startClusterApp(databaseUrl: string): Promise<ClusterApp> 
 
 /** Creates and migrates `database` on the cluster (several instances at once, as at a rollout). */
 export async function prepareClusterDatabase(cluster: GaleraCluster, database: string): Promise<void> {
-  await ensureMysqlDatabase(parseDatabaseUrl(cluster.nodeUrl(0, database)));
+  // Each node is asked: another node may apply the replicated CREATE DATABASE only later, and a
+  // migration connecting to it first would meet "Unknown database" under load.
+  for (const n of cluster.nodes) await ensureMysqlDatabase(parseDatabaseUrl(cluster.nodeUrl(n.index, database)));
   await Promise.all(cluster.nodes.map((n) => migrateDatabase(parseDatabaseUrl(cluster.nodeUrl(n.index, database)))));
 }
 

@@ -31,6 +31,31 @@ export async function createTestDatabase(pool?: PoolConfig, log?: DbLog): Promis
   return { config, db, drop: () => dropTestDatabase(config, db) };
 }
 
+/**
+ * A fresh, migrated database for the enclosing describe block (or file): created before its
+ * tests, dropped after them. Its `db` and `config` are read once the tests run.
+ */
+export function useTestDatabase(pool?: PoolConfig, log?: DbLog): TestDatabase {
+  let created: TestDatabase | undefined;
+  beforeAll(async () => {
+    created = await createTestDatabase(pool, log);
+  });
+  afterAll(() => created?.drop());
+  const made = (): TestDatabase => {
+    if (!created) throw new Error('useTestDatabase: its database exists only while the tests run');
+    return created;
+  };
+  return {
+    get config() {
+      return made().config;
+    },
+    get db() {
+      return made().db;
+    },
+    drop: () => made().drop(),
+  };
+}
+
 /** A transaction's frame (BEGIN, COMMIT, ...), not a statement of its work; knex logs both. */
 export function isTransactionControl(sql: string): boolean {
   return /^\s*(begin|start transaction|commit|rollback|set transaction|savepoint|release savepoint)\b/i.test(sql);

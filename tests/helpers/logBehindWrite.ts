@@ -1,4 +1,4 @@
-// An entry for tests/logger.test.ts: logs a line and starts writing it, as the logger's timer
+// An entry for tests/e2e/service/logger.test.ts: logs a line and starts writing it, as the logger's timer
 // does; that write waits for libuv's one thread (UV_THREADPOOL_SIZE=1), kept busy as on a
 // loaded machine. The last line is logged meanwhile, then the process flushes and exits as the
 // service does at shutdown.

@@ -1,6 +1,6 @@
 // A process that writes posts without pause (create, update, delete) through the service's
 // database layer, with the service's background indexer on MySQL, to be killed mid-write by
-// tests/db/searchIndex.crash.test.ts (or to lose its server to a kill). Argument: the SQLite
+// tests/e2e/db/searchIndex.crash.test.ts (or to lose its server to a kill). Argument: the SQLite
 // file, or a mysql:// URL. SEARCH_TUNING (JSON) moves src/db/searchTuning.ts as the test does.
 import { parseDatabaseUrl } from '../../src/config';
 import { isMysql, openDb } from '../../src/db/connection';

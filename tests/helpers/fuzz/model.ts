@@ -64,18 +64,6 @@ export function compareCodePoints(a: string, b: string): number {
   return i < a.length ? 1 : j < b.length ? -1 : 0;
 }
 
-/** JSON with sorted keys: the same document however its keys are ordered or spaced. */
-export function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.keys(value)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical((value as Record<string, unknown>)[k])}`);
-    return `{${entries.join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
-
 export interface SortKey {
   field: string;
   desc: boolean;

@@ -1,6 +1,7 @@
 import { parseSearch } from '../../../src/db/search';
 import { assertMatchesContract } from '../contract';
-import { canonical, type FieldValue, type IssuedCursor, type ListQuery, type Model, type Prediction, type Rec, sameValue } from './model';
+import { canonical } from '../../../src/handlers/idempotency';
+import { type FieldValue, type IssuedCursor, type ListQuery, type Model, type Prediction, type Rec, sameValue } from './model';
 import { type Conditional, encodeLoose, type Plan, queryParams, type TagChoice } from './plans';
 import type { Operation } from './spec';
 

@@ -1,0 +1,132 @@
+import type { Db } from '../../../src/db/connection';
+import { chooseDenseWords } from '../../../src/db/denseWords';
+import { searchTuning } from '../../../src/db/searchTuning';
+import { indexPending, wordTables } from '../../../src/db/wordIndex';
+import { fixtures } from '../../helpers/fixtures';
+import { scannedIds } from '../../helpers/scan';
+import {
+  type ClusterApp,
+  describeCluster,
+  type GaleraCluster,
+  nodeDbs,
+  prepareClusterDatabase,
+  startCluster,
+  startClusterApp,
+} from '../../helpers/cluster';
+
+// The guarantees of one server, on a 3-node Galera cluster with writers on every node: the
+// conflicts that one server settles with row locks are settled here at commit (certification),
+// and come back to the service as deadlocks that it runs again.
+
+const DATABASE = 'records_cluster_races';
+const posts = fixtures.find((f) => f.name === 'posts')!;
+const books = fixtures.find((f) => f.name === 'books')!;
+
+describeCluster('on a Galera cluster, writers on every node', () => {
+  let cluster: GaleraCluster;
+  /** One service instance per node. */
+  let apps: ClusterApp[] = [];
+  let nodes: Db[] = [];
+
+  beforeAll(async () => {
+    cluster = await startCluster();
+    await prepareClusterDatabase(cluster, DATABASE);
+    apps = await Promise.all(cluster.nodes.map((n) => startClusterApp(cluster.nodeUrl(n.index, DATABASE))));
+    nodes = nodeDbs(cluster, DATABASE);
+  }, 180_000);
+  afterAll(async () => {
+    await Promise.all([...apps.map((a) => a.close()), ...nodes.map((db) => db.destroy())]);
+    await cluster?.destroy();
+  }, 60_000);
+
+  const through = (i: number) => apps[i % apps.length];
+
+  test('a record created on one node is read at once on every other (read-your-writes)', async () => {
+    for (let i = 0; i < 10; i++) {
+      const created = await through(i).request('POST', '/api/posts/', { body: posts.valid(i) });
+      expect(created.status).toBe(201);
+      const read = await through(i + 1).request('GET', `/api/posts/${created.body.id}/`);
+      expect(read.status).toBe(200);
+      expect(read.body).toEqual(created.body);
+    }
+  });
+
+  test('20 If-Match writers racing through different nodes: exactly one wins', async () => {
+    const created = await through(0).request('POST', '/api/posts/', { body: posts.valid(100) });
+    const id = created.body.id;
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        through(i).request('PUT', `/api/posts/${id}/`, {
+          body: { ...posts.valid(200 + i) },
+          headers: { 'If-Match': created.headers.get('etag')! },
+        }),
+      ),
+    );
+    const statuses = results.map((r) => r.status).sort();
+    expect(statuses).toEqual([200, ...Array(19).fill(412)]);
+    const winner = results.find((r) => r.status === 200)!;
+    expect(winner.headers.get('etag')).toBe('"2"');
+    for (const db of nodes) {
+      const row = await db('posts').where({ id }).first();
+      expect({ version: row.version, title: row.title }).toEqual({ version: 2, title: winner.body.title });
+    }
+  });
+
+  test('20 creates racing with one Idempotency-Key through different nodes: exactly one record', async () => {
+    const body = posts.valid(300);
+    const headers = { 'Idempotency-Key': 'cluster-race-key' };
+    const results = await Promise.all(Array.from({ length: 20 }, (_, i) => through(i).request('POST', '/api/posts/', { body, headers })));
+    // The one that claims the key creates; the others replay it, or hear that it is still running.
+    const statuses = new Set(results.map((r) => r.status));
+    expect([...statuses].every((s) => s === 201 || s === 409)).toBe(true);
+    const ids = new Set(results.filter((r) => r.status === 201).map((r) => r.body.id));
+    expect(ids.size).toBe(1);
+    expect(results.filter((r) => r.status === 201 && r.headers.get('idempotent-replayed') !== 'true')).toHaveLength(1);
+    // A retry after the race replays the one record.
+    const again = await through(1).request('POST', '/api/posts/', { body, headers });
+    expect(again.status).toBe(201);
+    expect(again.body.id).toBe([...ids][0]);
+    for (const db of nodes) expect(await db('posts').where({ title: body.title })).toHaveLength(1);
+  });
+
+  test('counts stay exact through concurrent creates and deletes on every node', async () => {
+    const created = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => through(i).request('POST', '/api/tasks/', { body: { title: `Task ${i}` } })),
+    );
+    expect(created.map((r) => r.status)).toEqual(Array(60).fill(201));
+    const deleted = await Promise.all(created.slice(0, 25).map((r, i) => through(i + 1).request('DELETE', `/api/tasks/${r.body.id}/`)));
+    expect(deleted.map((r) => r.status)).toEqual(Array(25).fill(204));
+    for (const app of apps) {
+      const list = await app.request('GET', '/api/tasks/');
+      expect(list.body.count).toBe(35);
+    }
+    for (const db of nodes) {
+      const [{ n }] = await db('tasks').count({ n: '*' });
+      const [{ sum }] = await db('record_counts').where({ table_name: 'tasks' }).sum({ sum: 'n' });
+      expect([Number(n), Number(sum)]).toEqual([35, 35]);
+    }
+  });
+
+  // What holds off an indexer while a word becomes dense is a lock, which another node's indexer
+  // never meets: no word is dense on a cluster, and a term in every record is counted by the scan.
+  test('no word is made dense on a cluster; a common term is counted exactly', async () => {
+    const created = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        through(i).request('POST', '/api/books/', { body: { ...books.valid(i), title: `the book ${i}`, author: 'the author' } }),
+      ),
+    );
+    expect(created.map((r) => r.status)).toEqual(Array(30).fill(201));
+    const defaults = { ...searchTuning };
+    Object.assign(searchTuning, { sample: 10, denseShare: 0.5 });
+    try {
+      await indexPending(nodes[0], 'books');
+      expect(await chooseDenseWords(nodes[0], 'books')).toEqual({ filled: 0, dropped: 0 });
+      expect(await nodes[1](wordTables('books').dense).count({ n: '*' })).toEqual([{ n: 0 }]);
+    } finally {
+      Object.assign(searchTuning, defaults);
+    }
+    const want = (await scannedIds(nodes[2], 'books', books.searchFields, ['the'])).length;
+    expect(want).toBeGreaterThanOrEqual(30);
+    for (const app of apps) expect((await app.request('GET', '/api/books/?search=the')).body.count).toBe(want);
+  });
+});

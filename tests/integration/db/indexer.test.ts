@@ -1,0 +1,133 @@
+import knex from 'knex';
+import { startIndexer } from '../../../src/db/indexer';
+import { deleteRecord, insertRecord, listRecords, updateRecord } from '../../../src/db/records';
+import { parseSearch } from '../../../src/db/search';
+import { dbTimestamp } from '../../../src/db/time';
+import { indexPending, wordTables } from '../../../src/db/wordIndex';
+import { useTestDatabase, dialect } from '../../helpers/db';
+import { fixtures } from '../../helpers/fixtures';
+import { NEWEST_FIRST as order, pendingCount, scannedIds } from '../../helpers/scan';
+
+// MySQL's background indexer: what a create, a change of text or a delete leaves pending is
+// indexed soon after the write in the same process (a nudge), and what others leave by the next
+// sweep; indexers running at once take turns and index each record once; a failing database is
+// reported once, not once a sweep.
+
+const t = useTestDatabase();
+
+const mysqlOnly = dialect === 'mysql' ? describe : describe.skip;
+
+async function until(check: () => Promise<boolean>, ms = 10000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${ms} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
+  const t$ = wordTables(name);
+  const pendingNone = async () => (await t.db(t$.pending).first('id')) === undefined;
+  let serial = 0;
+  const values = () => {
+    const at = dbTimestamp();
+    return { ...f.defaults, ...f.valid(++serial + 100 * fixtures.indexOf(f)), created_at: at, updated_at: at };
+  };
+
+  test('a create, a change of text and a delete are indexed soon after, by the nudge', async () => {
+    const indexer = startIndexer(t.db, { sweepMs: 3600000 });
+    try {
+      await until(pendingNone);
+      const a = await insertRecord(t.db, name, values());
+      const b = await insertRecord(t.db, name, values());
+      const [field] = f.searchFields;
+      const text = name === 'users' ? `Nudged.${serial}` : 'nudged text';
+      await updateRecord(t.db, name, Number(a.id), { [field]: text });
+      await deleteRecord(t.db, name, Number(b.id));
+      const c = await insertRecord(t.db, name, values());
+      await until(pendingNone, 5000);
+      expect(await t.db(t$.docs).whereIn('id', [a.id, b.id, c.id]).orderBy('id').pluck('id')).toEqual([Number(a.id), Number(c.id)]);
+    } finally {
+      await indexer.stop();
+    }
+  });
+
+  test('what SQL around the service leaves is indexed by the next sweep', async () => {
+    const indexer = startIndexer(t.db, { sweepMs: 100 });
+    try {
+      await until(pendingNone);
+      const [id] = await t.db(name).insert(values());
+      expect(await pendingNone()).toBe(false);
+      await until(pendingNone, 5000);
+      expect(await t.db(t$.docs).where({ id }).pluck('id')).toEqual([Number(id)]);
+    } finally {
+      await indexer.stop();
+    }
+  });
+});
+
+mysqlOnly('sharing and failing', () => {
+  const name = 'posts';
+  const f = fixtures.find((x) => x.name === name)!;
+
+  test('two indexers at once take turns and index every pending record once', async () => {
+    const at = dbTimestamp();
+    const rows = Array.from({ length: 3000 }, (_, i) => ({ ...f.defaults, ...f.valid(5000 + i), created_at: at, updated_at: at }));
+    for (let i = 0; i < rows.length; i += 500) await t.db(name).insert(rows.slice(i, i + 500));
+    const { pending, docs } = wordTables(name);
+    const [{ n: listed }] = await t.db(pending).count({ n: '*' });
+    // InnoDB's lock waits are not fair, so one indexer may take every batch unless held: each
+    // waits after its first batch (holding nothing) until the other has indexed one or ended.
+    const resolve: (() => void)[] = [];
+    const tookOne = [0, 1].map((i) => new Promise<void>((r) => (resolve[i] = r)));
+    const indexer = (i: number) =>
+      indexPending(t.db, name, {
+        batch: 100,
+        onProgress: async () => {
+          resolve[i]();
+          await tookOne[1 - i];
+        },
+      }).finally(() => resolve[i]());
+    const done = await Promise.all([indexer(0), indexer(1)]);
+    expect(done[0] + done[1]).toBe(Number(listed));
+    expect(done.every((n) => n > 0)).toBe(true);
+    const [{ n: records }] = await t.db(name).count({ n: '*' });
+    const [{ n: indexed }] = await t.db(docs).count({ n: '*' });
+    expect(Number(indexed)).toBe(Number(records));
+  });
+
+  test('small batches that share words (ids kept from batch to batch) index what the scan finds', async () => {
+    const at = dbTimestamp();
+    const words = ['ostrich', 'Ostrich', 'pelican', 'émeu', 'ÉMEU', 'kiwi'];
+    const rows = Array.from({ length: 24 }, (_, i) => ({
+      ...f.defaults,
+      ...f.valid(9000 + i),
+      title: `${words[i % words.length]} ${words[(i * 5) % words.length]} bird${i % 4}`,
+      created_at: at,
+      updated_at: at,
+    }));
+    await t.db(name).insert(rows);
+    await indexPending(t.db, name, { batch: 5 });
+    expect(await pendingCount(t.db, name)).toBe(0);
+    for (const search of ['ostrich', 'ÉMEU', 'pelican kiwi', 'bird3', 'strich emeu']) {
+      const terms = parseSearch(search);
+      const found = await listRecords(
+        t.db,
+        { table: name, searchFields: f.searchFields },
+        { terms, filters: [], order, page: 1, pageSize: 100 },
+      );
+      const ids = await scannedIds(t.db, name, f.searchFields, terms);
+      expect({ search, ids: 'rows' in found ? found.rows.map((r) => Number(r.id)) : [] }).toEqual({ search, ids });
+    }
+  });
+
+  test('a database that fails is reported once while it fails', async () => {
+    const away = knex({ client: 'mysql2', connection: { host: '127.0.0.1', port: 1, user: 'root' }, pool: { min: 0, max: 1 } });
+    const errors: unknown[] = [];
+    const indexer = startIndexer(away, { sweepMs: 50, onError: (err) => errors.push(err) });
+    await new Promise((r) => setTimeout(r, 600));
+    await indexer.stop();
+    await away.destroy();
+    expect(errors).toHaveLength(1);
+  });
+});

@@ -1,0 +1,421 @@
+import { poolStats, withDeadline } from '../../../src/db/connection';
+import { insertRecord, listRecords, seekRecords } from '../../../src/db/records';
+import { parseSearch } from '../../../src/db/search';
+import { ConcurrencyLimiter, type Costly, SearchLimiter, searchLimiter } from '../../../src/db/searchGate';
+import { searchTuning } from '../../../src/db/searchTuning';
+import { dbTimestamp } from '../../../src/db/time';
+import { indexPending } from '../../../src/db/wordIndex';
+import { createTestDatabase, dialect, type TestDatabase } from '../../helpers/db';
+import { latch, sleep } from '../../helpers/load';
+import { NEWEST_FIRST as order } from '../../helpers/scan';
+
+describe('ConcurrencyLimiter', () => {
+  test('runs at most its limit at once, the others in the order they came', async () => {
+    const turns = new ConcurrencyLimiter(() => 2);
+    const log: string[] = [];
+    const gates = [latch(), latch(), latch(), latch()];
+    const runs = gates.map((gate, i) =>
+      turns.run(undefined, async () => {
+        log.push(`start ${i}`);
+        await gate.done;
+        log.push(`end ${i}`);
+        return i;
+      }),
+    );
+    await sleep(10);
+    expect(log).toEqual(['start 0', 'start 1']);
+    gates[1].open();
+    await sleep(10);
+    expect(log).toEqual(['start 0', 'start 1', 'end 1', 'start 2']);
+    gates[0].open();
+    gates[2].open();
+    gates[3].open();
+    expect(await Promise.all(runs)).toEqual([0, 1, 2, 3]);
+    expect(log.filter((l) => l.startsWith('start'))).toEqual(['start 0', 'start 1', 'start 2', 'start 3']);
+  });
+
+  test('a turn not come by the deadline fails as a statement past its timeout, its work not run; the next still come', async () => {
+    const turns = new ConcurrencyLimiter(() => 1);
+    const first = latch();
+    const running = turns.run(undefined, () => first.done);
+    let ran = false;
+    const started = Date.now();
+    const late = turns.run(Date.now() + 100, () => {
+      ran = true;
+      return Promise.resolve();
+    });
+    await expect(late).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(95);
+    const next = turns.run(undefined, () => Promise.resolve('next'));
+    first.open();
+    await running;
+    expect(await next).toBe('next');
+    expect(ran).toBe(false);
+  });
+
+  test('a limit under 1 is 1; a raised limit lets those waiting in, first come first', async () => {
+    let limit = 0;
+    const turns = new ConcurrencyLimiter(() => limit);
+    const log: number[] = [];
+    const gates = [latch(), latch(), latch()];
+    const runs = gates.map((gate, i) =>
+      turns.run(undefined, async () => {
+        log.push(i);
+        await gate.done;
+      }),
+    );
+    await sleep(10);
+    expect(log).toEqual([0]);
+    limit = 4;
+    const late = turns.run(undefined, () => Promise.resolve(log.push(3)));
+    await sleep(10);
+    expect(log).toEqual([0, 1, 2, 3]);
+    gates.forEach((g) => g.open());
+    await Promise.all([...runs, late]);
+  });
+
+  test('work that fails gives its turn back', async () => {
+    const turns = new ConcurrencyLimiter(() => 1);
+    await expect(turns.run(undefined, () => Promise.reject(new Error('no')))).rejects.toThrow('no');
+    expect(await turns.run(Date.now() + 50, () => Promise.resolve(1))).toBe(1);
+  });
+
+  test("a turn freed after a waiter's deadline, before its timer ran, is not given to it", async () => {
+    const turns = new ConcurrencyLimiter(() => 1);
+    const gate = latch();
+    const holder = turns.run(undefined, async () => {
+      await gate.done;
+      for (const end = Date.now() + 60; Date.now() < end;); // holds the event loop past the waiter's deadline
+    });
+    let ran = false;
+    const waiter = turns.run(Date.now() + 30, () => Promise.resolve((ran = true)));
+    gate.open();
+    await holder;
+    await expect(waiter).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+    expect(ran).toBe(false);
+    expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+  });
+
+  test('a free turn past the deadline is not come by it: the work is not run', async () => {
+    const turns = new ConcurrencyLimiter(() => 1);
+    let ran = false;
+    await expect(turns.run(Date.now() - 1, () => Promise.resolve((ran = true)))).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+    expect(ran).toBe(false);
+    expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+  });
+});
+
+describe('SearchLimiter', () => {
+  /** A search of two costly statements, logging as `name` what it does; `between` runs between them. */
+  const twoStatements =
+    (log: string[], name: string, between: () => Promise<unknown> = () => Promise.resolve()) =>
+    async (costly: Costly) => {
+      log.push(`${name} attempt`);
+      await costly(() => Promise.resolve(log.push(`${name} count`)));
+      await between();
+      await costly(() => Promise.resolve(log.push(`${name} page`)));
+      return name;
+    };
+
+  test("each costly statement takes its turn: two searches' statements alternate", async () => {
+    const turns = new SearchLimiter(() => 1);
+    const log: string[] = [];
+    const middle = latch();
+    const first = turns.search(
+      undefined,
+      twoStatements(log, 'a', () => middle.done),
+    );
+    await sleep(10);
+    expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+    const second = turns.search(undefined, twoStatements(log, 'b'));
+    await sleep(10);
+    middle.open();
+    expect(await Promise.all([first, second])).toEqual(['a', 'b']);
+    expect(log).toEqual(['a attempt', 'a count', 'b attempt', 'b count', 'b page', 'a page']);
+  });
+
+  test('as many searches as turns wait ready; the rest end their attempt, wait for a place, and are attempted again', async () => {
+    const turns = new SearchLimiter(() => 1);
+    const held = latch();
+    const holder = turns.run(undefined, () => held.done);
+    const log: string[] = [];
+    const searches = ['a', 'b', 'c'].map((name) => turns.search(undefined, twoStatements(log, name)));
+    await sleep(10);
+    // a: running once the turn is free; b: ready; c: its attempt ended, waiting for a place.
+    expect(log).toEqual(['a attempt', 'b attempt', 'c attempt']);
+    expect(turns.stats()).toEqual({ running: 1, waiting: 3, max: 1 });
+    held.open();
+    await holder;
+    expect(await Promise.all(searches)).toEqual(['a', 'b', 'c']);
+    expect(log.filter((l) => l.endsWith('count'))).toEqual(['a count', 'b count', 'c count']);
+    expect(log.filter((l) => l.startsWith('c'))).toEqual(['c attempt', 'c attempt', 'c count', 'c page']);
+    expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+  });
+
+  /** Takes the one turn and places two searches, ready for it; `release` gives the turn back and waits for them. */
+  function twoReady(turns: SearchLimiter): { log: string[]; release(): Promise<unknown> } {
+    const held = latch();
+    const holder = turns.run(undefined, () => held.done);
+    const log: string[] = [];
+    const ready = ['a', 'b'].map((name) => turns.search(undefined, twoStatements(log, name)));
+    return {
+      log,
+      release: () => {
+        held.open();
+        return Promise.all([holder, ...ready]);
+      },
+    };
+  }
+
+  /**
+   * Whether, with the turn taken, one search more than `places` finds no place: each is
+   * attempted, and the last again once placed.
+   */
+  async function placesFree(turns: SearchLimiter, places: number): Promise<void> {
+    const held = latch();
+    const holder = turns.run(undefined, () => held.done);
+    const log: string[] = [];
+    const names = ['a', 'b', 'c'].slice(0, places + 1);
+    const searches = Promise.all(names.map((name) => turns.search(undefined, twoStatements(log, name))));
+    await sleep(10);
+    expect(log).toEqual(names.map((name) => `${name} attempt`));
+    held.open();
+    await holder;
+    expect(await searches).toEqual(names);
+    expect(log.filter((l) => l.endsWith('attempt'))).toEqual([...names, names[places]].map((name) => `${name} attempt`));
+  }
+  const twoPlacesFree = (turns: SearchLimiter) => placesFree(turns, 2);
+
+  test('a search attempted again is given up at the deadline, whatever it waits for, and gives its place back', async () => {
+    const turns = new SearchLimiter(() => 1);
+    const ready = twoReady(turns);
+    const stuck = latch(); // the second attempt waits, as for a connection, past the deadline
+    let attempts = 0;
+    let ran = false;
+    const started = Date.now();
+    const late = turns.search(Date.now() + 1000, async (costly) => {
+      if (++attempts === 2) await stuck.done;
+      return costly(() => Promise.resolve((ran = true)));
+    });
+    await sleep(10);
+    await ready.release();
+    await expect(late).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(995);
+    expect(attempts).toBe(2);
+    await twoPlacesFree(turns);
+    // What the abandoned attempt runs after its deadline takes no turn.
+    stuck.open();
+    await sleep(10);
+    expect(ran).toBe(false);
+    expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+  });
+
+  test('a placed search whose attempt stalls past the deadline (a snapshot tried again, waiting for a connection) is given up, its place given back', async () => {
+    const turns = new SearchLimiter(() => 1);
+    const stuck = latch();
+    let ran = 0;
+    const started = Date.now();
+    const stalled = turns.search(Date.now() + 200, async (costly) => {
+      await costly(() => Promise.resolve(ran++));
+      await stuck.done;
+      return costly(() => Promise.resolve(ran++));
+    });
+    await expect(stalled).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(195);
+    await twoPlacesFree(turns);
+    stuck.open();
+    await sleep(10);
+    expect(ran).toBe(1);
+    expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+  });
+
+  test("what an abandoned attempt runs once its deadline's timer has run takes no place or turn, even while the clock reads a moment before the deadline", async () => {
+    const turns = new SearchLimiter(() => 1);
+    const stuck = latch();
+    let ran = false;
+    const until = Date.now() + 100;
+    const search = turns.search(until, async (costly) => {
+      await stuck.done;
+      return costly(() => Promise.resolve((ran = true)));
+    });
+    await expect(search).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+    // A timer may run a little before the clock reads its time: the turn's own deadline check
+    // would then let the attempt in.
+    const clock = jest.spyOn(Date, 'now').mockReturnValue(until - 1);
+    try {
+      stuck.open();
+      await sleep(10);
+    } finally {
+      clock.mockRestore();
+    }
+    expect(ran).toBe(false);
+    await twoPlacesFree(turns);
+  });
+
+  test('a search not placed by its deadline fails as a late statement, attempted once', async () => {
+    const turns = new SearchLimiter(() => 1);
+    const ready = twoReady(turns);
+    await expect(turns.search(Date.now() + 50, twoStatements(ready.log, 'c'))).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+    expect(ready.log).toEqual(['a attempt', 'b attempt', 'c attempt']);
+    await ready.release();
+  });
+
+  test("a search that fails gives its place and turn back, and its error is the caller's", async () => {
+    const turns = new SearchLimiter(() => 1);
+    const failing = turns.search(undefined, async (costly) => {
+      await costly(() => Promise.resolve());
+      throw new Error('no');
+    });
+    await expect(failing).rejects.toThrow('no');
+    expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
+    await twoPlacesFree(turns);
+  });
+
+  test.each([
+    ['2 connections', 2],
+    ['1 connection', 1],
+  ])('with a pool of %s, one turn and one place: a search placed, the next waiting without its connection', async (_, pool) => {
+    const turns = new SearchLimiter(
+      () => 3,
+      () => pool,
+    );
+    expect(turns.stats().max).toBe(1);
+    await placesFree(turns, 1);
+  });
+
+  test('a search with no costly statement takes no turn', async () => {
+    const turns = new SearchLimiter(() => 1);
+    const held = latch();
+    const holder = turns.run(undefined, () => held.done);
+    expect(await turns.search(Date.now() + 50, () => Promise.resolve('cheap'))).toBe('cheap');
+    held.open();
+    await holder;
+  });
+});
+
+// On MySQL a search whose matches are not held counts them (and pages them) in its turn, within
+// its deadline: with the one turn held elsewhere, it fails as a late statement does (503) at about
+// its query timeout, never later, while a search whose matches are held and a list without a
+// search are not held up. SQLite runs one statement at a time in each process anyway: its search
+// does not wait.
+describe('a search that visits all its matches takes its turn', () => {
+  const spec = { table: 'posts', searchFields: ['title', 'content'] };
+  const saved = { ...searchTuning };
+  let t: TestDatabase;
+  /** A pool of 3 connections, whose searches have `queryTimeoutMs`, on 3 records. */
+  async function gatedPosts(queryTimeoutMs: number): Promise<TestDatabase> {
+    const made = await createTestDatabase({ size: 3, queryTimeoutMs });
+    const at = dbTimestamp();
+    for (let n = 0; n < 3; n++) {
+      await insertRecord(made.db, 'posts', { title: `gated ${n}`, content: 'text', author: 'a', created_at: at, updated_at: at });
+    }
+    if (dialect === 'mysql') await indexPending(made.db, 'posts');
+    return made;
+  }
+  beforeAll(async () => (t = await gatedPosts(300)));
+  afterEach(() => Object.assign(searchTuning, saved));
+  afterAll(() => t.drop());
+
+  const list = (search: string, on = t) =>
+    listRecords(on.db, spec, { terms: parseSearch(search), filters: [], order, page: 1, pageSize: 10 });
+  const seek = (search: string, on = t) =>
+    seekRecords(on.db, spec, { terms: parseSearch(search), filters: [], order, backward: false, limit: 11 });
+
+  /** Runs `check` while another holds this process's one turn. */
+  async function whileTaken(check: () => Promise<void>): Promise<void> {
+    searchTuning.searchTurns = 1;
+    const held = latch();
+    const holder = searchLimiter.run(undefined, () => held.done);
+    try {
+      await check();
+    } finally {
+      held.open();
+      await holder;
+    }
+  }
+
+  test('withDeadline tells its deadline', () => {
+    const before = Date.now();
+    expect(withDeadline(t.db).until).toBeGreaterThanOrEqual(before + 300);
+  });
+
+  test.each([
+    ['a list page with its count', list],
+    ['a cursor page', seek],
+  ])('%s of matches not held waits for the turn, and fails at the deadline', async (_, search) => {
+    searchTuning.maxPreloaded = 0;
+    await whileTaken(async () => {
+      const started = Date.now();
+      const answer = search('gated');
+      if (dialect === 'mysql') {
+        await expect(answer).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+        expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+        expect(Date.now() - started).toBeLessThan(300 + 1500);
+      } else {
+        expect(await answer).toBeTruthy();
+      }
+      expect(await list('')).toMatchObject({ count: 3 });
+    });
+    expect(await list('gated')).toMatchObject({ count: 3 });
+    expect(await seek('gated')).toHaveLength(3);
+  });
+
+  test.each([
+    ['one turn', 1, 1],
+    ['more turns than the pool allows (capped one below it)', 5, 2],
+  ])(
+    '%s: list and cursor pages waiting for a turn: two hold their connection, ready, the rest none; all answer in their turn',
+    async (_, asked, turns) => {
+      Object.assign(searchTuning, { maxPreloaded: 0, searchTurns: asked, poolSize: 3 });
+      expect(searchLimiter.stats().max).toBe(turns);
+      // A deadline the searches meet once the turns are free, however slow the machine.
+      const roomy = await gatedPosts(10_000);
+      const held = latch();
+      const holder = Promise.all(Array.from({ length: turns }, () => searchLimiter.run(undefined, () => held.done)));
+      // Twice as many searches as the pool has connections (3), each waiting for a turn.
+      const searches = [list, list, seek, list, seek, list].map((search) => search('gated', roomy));
+      const waiting = Promise.allSettled(searches);
+      try {
+        if (dialect === 'mysql') {
+          // Each first plans (a connection each, 3 at a time); two keep theirs, the rest give theirs back.
+          const settled = () => searchLimiter.stats().waiting === 6 && poolStats(roomy.db).inUse === 2;
+          for (const givingUp = Date.now() + 10_000; !settled() && Date.now() < givingUp;) await sleep(5);
+          expect(searchLimiter.stats()).toMatchObject({ running: turns, waiting: 6 });
+          expect(poolStats(roomy.db)).toMatchObject({ inUse: 2, waiting: 0 });
+        }
+        expect(await list('', roomy)).toMatchObject({ count: 3 });
+      } finally {
+        held.open();
+        await holder;
+        const answers = await waiting;
+        await roomy.drop();
+        expect(answers.map((a) => (a.status === 'fulfilled' ? ('count' in a.value ? a.value.count : a.value.length) : a.reason))).toEqual([
+          3, 3, 3, 3, 3, 3,
+        ]);
+      }
+    },
+  );
+
+  test("a page that InnoDB FULLTEXT reads runs in the search's turn, as its count does", async () => {
+    Object.assign(searchTuning, { maxPreloaded: 0, walkRows: 0, walkPerMatch: 0 });
+    let costlyStatements = 0;
+    const counting: Costly = (work) => {
+      costlyStatements++;
+      return work();
+    };
+    const search = jest.spyOn(searchLimiter, 'search').mockImplementation((_, attempt) => attempt(counting));
+    try {
+      expect(await list('gated')).toMatchObject({ count: 3 });
+      expect(costlyStatements).toBe(dialect === 'mysql' ? 2 : 0);
+    } finally {
+      search.mockRestore();
+    }
+  });
+
+  test('a search whose matches are held does not wait', async () => {
+    await whileTaken(async () => {
+      expect(await list('gated')).toMatchObject({ count: 3 });
+      expect(await seek('gated')).toHaveLength(3);
+    });
+  });
+});

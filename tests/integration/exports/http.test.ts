@@ -1,0 +1,215 @@
+import { startTestApp, type TestApp } from '../../helpers/app';
+import { assertMatchesContract } from '../../helpers/contract';
+import { fixtures } from '../../helpers/fixtures';
+
+// List endpoints asked for NDJSON or CSV answer every matching record, in the list's order, with
+// the list's search and filters, and no pages: the same records that paging through gives.
+let app: TestApp;
+beforeAll(async () => {
+  app = await startTestApp();
+});
+afterAll(() => app.close());
+
+/** A record field's value: no resource has an object or array field. */
+type Value = string | number | boolean | null;
+type Rec = Record<string, Value> & { id: number };
+
+/** A raw answer, checked against the contract like every other response in the tests. */
+async function get(path: string, accept: string): Promise<{ status: number; type: string; text: string; headers: Headers }> {
+  const res = await fetch(app.url + path, { headers: { accept } });
+  const text = await res.text();
+  const type = res.headers.get('content-type') ?? '';
+  await assertMatchesContract({
+    method: 'GET',
+    path: path.split('?')[0],
+    status: res.status,
+    headers: res.headers,
+    body: type.startsWith('application/problem+json') ? JSON.parse(text) : text,
+  });
+  return { status: res.status, type, text, headers: res.headers };
+}
+
+/** Every record of a JSON list, page after page. */
+async function allPages(path: string): Promise<Rec[]> {
+  const out: Rec[] = [];
+  let next: string | null = app.url + path;
+  while (next) {
+    const res: { status: number; body: any } = await app.request('GET', next.slice(app.url.length));
+    expect(res.status).toBe(200);
+    out.push(...res.body.results);
+    next = res.body.next;
+  }
+  return out;
+}
+
+/** A minimal RFC 4180 reader, for the test's side: quoted fields, doubled quotes, CRLF records. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (quoted) {
+      if (ch === '"' && text[i + 1] === '"') {
+        field += '"';
+        i++;
+      } else if (ch === '"') quoted = false;
+      else field += ch;
+    } else if (ch === '"') quoted = true;
+    else if (ch === ',') {
+      row.push(field);
+      field = '';
+    } else if (ch === '\r' && text[i + 1] === '\n') {
+      row.push(field);
+      rows.push(row);
+      row = [];
+      field = '';
+      i++;
+    } else field += ch;
+  }
+  expect(field).toBe(''); // the last record ends with CRLF
+  return rows;
+}
+
+const asText = (v: Value) => (v === null ? '' : String(v));
+
+describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
+  beforeAll(async () => {
+    for (let n = 1; n <= 12; n++) expect((await app.request('POST', `/api/${name}/`, { body: f.valid(n) })).status).toBe(201);
+  });
+
+  test('NDJSON: every record, one JSON object a line, as the pages give them', async () => {
+    const res = await get(`/api/${name}/`, 'application/x-ndjson');
+    expect(res.status).toBe(200);
+    expect(res.type).toBe('application/x-ndjson; charset=utf-8');
+    expect(res.text.endsWith('\n')).toBe(true);
+    const lines = res.text
+      .slice(0, -1)
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(lines).toEqual(await allPages(`/api/${name}/?page_size=${f.maxPageSize}`));
+    expect(lines.length).toBe(12);
+  });
+
+  test('CSV: a header row naming the fields, then every record', async () => {
+    const res = await get(`/api/${name}/?page=1&page_size=1`, 'text/csv');
+    expect(res.status).toBe(200);
+    expect(res.type).toBe('text/csv; charset=utf-8; header=present');
+    expect(res.headers.get('content-disposition')).toBe(`attachment; filename="${name}.csv"`);
+    const [header, ...rows] = parseCsv(res.text);
+    const records = await allPages(`/api/${name}/?page_size=${f.maxPageSize}`);
+    expect(header).toEqual(Object.keys(records[0]));
+    expect(rows).toEqual(records.map((r) => header.map((h) => asText(r[h]))));
+  });
+
+  test.each(['application/x-ndjson', 'text/csv'])('HEAD with Accept: %s answers the headers of the export, no body', async (accept) => {
+    const got = await fetch(`${app.url}/api/${name}/`, { headers: { accept } });
+    await got.text();
+    const head = await fetch(`${app.url}/api/${name}/`, { method: 'HEAD', headers: { accept } });
+    expect(head.status).toBe(200);
+    expect(await head.text()).toBe('');
+    for (const h of ['content-type', 'content-disposition', 'vary']) expect(head.headers.get(h)).toBe(got.headers.get(h));
+  });
+
+  // The spec: paging parameters play no part in an export, but are checked as on any list.
+  test.each([
+    ['page_size past the most', `page_size=${f.maxPageSize + 1}`],
+    ['page and cursor together', 'page=1&cursor='],
+  ])('an export with %s is a 400', async (_what, query) => {
+    const res = await app.request('GET', `/api/${name}/?${query}`, { headers: { accept: 'application/x-ndjson' } });
+    expect({ status: res.status, type: res.headers.get('content-type') }).toEqual({
+      status: 400,
+      type: expect.stringMatching(/^application\/problem\+json/),
+    });
+  });
+
+  test('JSON stays the default: */* and no preference get a page', async () => {
+    for (const accept of ['*/*', 'application/json', 'text/html']) {
+      const res = await app.request('GET', `/api/${name}/`, { headers: { accept } });
+      expect(res.status).toBe(200);
+      expect(res.body.count).toBe(12);
+    }
+  });
+
+  // Pages and exports come from one URL: a shared cache must key them by Accept.
+  test.each(['application/json', 'application/x-ndjson', 'text/csv'])('an answer to Accept: %s varies by Accept', async (accept) => {
+    const res =
+      accept === 'application/json'
+        ? await app.request('GET', `/api/${name}/`, { headers: { accept } })
+        : await get(`/api/${name}/`, accept);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('vary')?.split(/,\s*/)).toContain('Accept');
+  });
+});
+
+describe('search, filters and ordering apply; text is quoted as RFC 4180 says', () => {
+  const tricky = [
+    { title: 'comma, inside', content: 'a "quoted" word', author: 'csv-writer' },
+    { title: 'line\nbreak', content: 'carriage\r\nreturn', author: 'csv-writer' },
+    { title: 'école ÉCOLE 😀', content: 'plain', author: 'csv-writer' },
+    { title: 'other author', content: 'plain', author: 'someone-else' },
+  ];
+  beforeAll(async () => {
+    for (const body of tricky) expect((await app.request('POST', '/api/posts/', { body })).status).toBe(201);
+  });
+
+  test.each([
+    ['a filter', '?author=csv-writer'],
+    ['a filter and an ordering', '?author=csv-writer&ordering=title'],
+    ['a search', '?search=plain'],
+    ['a search with a filter, oldest first', '?search=plain&author=csv-writer&ordering=created_at'],
+    ['a case-folded search', '?search=%C3%89cole'],
+  ])('%s: the export is what the pages hold, in their order', async (_name, query) => {
+    const want = await allPages(`/api/posts/${query}`);
+    expect(want.length).toBeGreaterThan(0);
+    const ndjson = await get(`/api/posts/${query}`, 'application/x-ndjson');
+    expect(
+      ndjson.text
+        .slice(0, -1)
+        .split('\n')
+        .map((l) => JSON.parse(l)),
+    ).toEqual(want);
+    const [header, ...rows] = parseCsv((await get(`/api/posts/${query}`, 'text/csv')).text);
+    expect(rows).toEqual(want.map((r) => header.map((h) => asText(r[h]))));
+  });
+
+  test('commas, quotes, CR, LF and non-ASCII text are quoted and kept byte for byte', async () => {
+    const { text } = await get('/api/posts/?author=csv-writer&ordering=id', 'text/csv');
+    expect(text).toContain('"comma, inside","a ""quoted"" word",csv-writer,');
+    expect(text).toContain('"line\nbreak","carriage\r\nreturn",csv-writer,');
+    expect(text).toContain(',école ÉCOLE 😀,plain,csv-writer,');
+  });
+
+  test('an empty result is a header row alone (CSV) or an empty body (NDJSON)', async () => {
+    expect((await get('/api/posts/?search=nothing-matches-this', 'application/x-ndjson')).text).toBe('');
+    expect((await get('/api/posts/?search=nothing-matches-this', 'text/csv')).text).toBe(
+      'id,title,content,author,created_at,updated_at\r\n',
+    );
+  });
+
+  test('a bad query is still a 400 problem', async () => {
+    const res = await get('/api/posts/?ordering=nope', 'text/csv');
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text)).toMatchObject({ status: 400, errors: [{ field: 'ordering' }] });
+  });
+});
+
+describe('behind the same token and rate limit', () => {
+  const TOKEN = 'tok_export_test_0123456789abcdef';
+  let guarded: TestApp;
+  beforeAll(async () => {
+    guarded = await startTestApp({ apiTokens: [TOKEN], rateLimitPerMinute: 2 });
+  });
+  afterAll(() => guarded.close());
+
+  test('no token: 401; a token: 200; past the quota: 429', async () => {
+    const ask = (headers: Record<string, string>) => fetch(`${guarded.url}/api/posts/`, { headers: { accept: 'text/csv', ...headers } });
+    expect((await ask({})).status).toBe(401);
+    const ok = await ask({ authorization: `Bearer ${TOKEN}` });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('ratelimit')).toBeTruthy();
+    await ok.text();
+    expect((await ask({ authorization: `Bearer ${TOKEN}` })).status).toBe(429);
+  });
+});

@@ -1,0 +1,217 @@
+import type { ServerOptions } from 'node:http';
+import { connect, type Socket } from 'node:net';
+import express from 'express';
+import { createApp } from '../../../src/app';
+import { listen } from '../../../src/http/server';
+import { createLogger } from '../../../src/logger';
+import { createTestDatabase } from '../../helpers/db';
+
+// Node checks for requests that are late every connectionsCheckingInterval (30 s by default).
+const quick: ServerOptions = { headersTimeout: 100, requestTimeout: 100, connectionsCheckingInterval: 20 };
+
+/** Sends on a new connection (`send`) and returns all that comes back until the server closes it. */
+function exchange(port: number, send: (socket: Socket) => void): Promise<string> {
+  return new Promise<string>((resolve, reject) => {
+    const socket = connect(port, '127.0.0.1', () => send(socket));
+    let text = '';
+    socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+    socket.on('close', () => resolve(text));
+    socket.on('error', reject);
+  });
+}
+
+// Requests that Node itself refuses, before express sees them, still get problem+json, with a
+// request id and the security headers of every other answer.
+const big = 'a'.repeat(20_000);
+test.each([
+  ['headers over 16 KiB', { given: `GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${big}\r\n\r\n`, want: 431 }],
+  ['a URL over 16 KiB', { given: `GET /api/posts/?cursor=${big} HTTP/1.1\r\nHost: x\r\n\r\n`, want: 431 }],
+  ['an unknown method', { given: 'FOO /api/posts/ HTTP/1.1\r\nHost: x\r\nX-Request-Id: mine-1\r\n\r\n', want: 400 }],
+  ['a request line that is no HTTP', { given: 'hello there\r\n\r\n', want: 400 }],
+  // The client stays connected (it does not end its side) and never ends its headers.
+  [
+    'headers that do not arrive in time',
+    { given: 'GET / HTTP/1.1\r\nHost: x\r\nX-Request-Id: mine-1\r\n', want: 408, options: quick, end: false },
+  ],
+])('%s', async (_n, { given, want, options, end = true }: { given: string; want: number; options?: ServerOptions; end?: boolean }) => {
+  const { server, port } = await listen(express(), 0, '127.0.0.1', options);
+  try {
+    const raw = await exchange(port, (socket) => (end ? socket.end(given) : socket.write(given)));
+    const [head, body] = raw.split('\r\n\r\n');
+    const [statusLine, ...lines] = head.split('\r\n');
+    const headers = new Map(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+    const problem = JSON.parse(body);
+    expect(statusLine).toMatch(new RegExp(`^HTTP/1.1 ${want} `));
+    expect(headers.get('content-type')).toBe('application/problem+json');
+    expect(problem).toEqual({
+      type: 'about:blank',
+      status: want,
+      title: expect.any(String),
+      detail: expect.any(String),
+      request_id: expect.any(String),
+    });
+    // The service's own id: the request's headers could not be read.
+    expect(headers.get('x-request-id')).toBe(problem.request_id);
+    expect(problem.request_id).not.toBe('mine-1');
+    expect(headers.get('content-security-policy')).toContain("default-src 'none'");
+    expect(headers.get('x-content-type-options')).toBe('nosniff');
+  } finally {
+    server.close();
+  }
+});
+
+// A keep-alive client sends a bad request while the answer to its first one is being written: as
+// Node's own handler does, the connection is cut, and no answer is written into the first one.
+test('a bad request behind an answer that is being written cuts the connection', async () => {
+  const app = express();
+  let answerClosed!: () => void;
+  const closed = new Promise<void>((resolve) => (answerClosed = resolve));
+  app.get('/slow', (_req, res) => {
+    res.type('text/plain');
+    res.write('first part;');
+    // Ends by itself only if the connection stays open (it should not).
+    const timer = setTimeout(() => res.end('second part'), 1000);
+    res.on('close', () => {
+      clearTimeout(timer);
+      answerClosed();
+    });
+  });
+  const { server, port } = await listen(app, 0, '127.0.0.1');
+  try {
+    const raw = await new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write('GET /slow HTTP/1.1\r\nHost: x\r\n\r\n'));
+      let text = '';
+      socket.on('data', (c: Buffer) => {
+        // Once the first answer has begun: a second request that is no HTTP.
+        if (!text) socket.write('hello there\r\n\r\n');
+        text += c.toString('latin1');
+      });
+      // A cut connection may end or be reset, as it happens.
+      socket.on('error', () => {});
+      socket.on('close', () => resolve(text));
+    });
+    await closed;
+    expect(raw).toMatch(/^HTTP\/1.1 200 /);
+    expect(raw).toContain('first part;');
+    expect(raw).not.toContain('second part');
+    expect(raw).not.toMatch(/HTTP\/1.1 4\d\d/);
+  } finally {
+    server.close();
+  }
+});
+
+// Headers that arrived, then a body that never will: the app has the request already, so the
+// answer comes from it, under the client's id, and its log line says so too. A body that does
+// not arrive in time (requestTimeout) is a 408; one cut by the client closing its side (FIN) is a
+// 400 at once (it waited until shutdown, past every timeout).
+const head = (id: string) =>
+  `POST /api/posts/ HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n`;
+test.each([
+  [
+    'a body that does not arrive in time',
+    { id: 'mine-2', send: (s: Socket) => s.write(`${head('mine-2')}{"title":`), options: quick, want: 408 },
+  ],
+  [
+    'a body cut by the client closing its side',
+    { id: 'mine-3', send: (s: Socket) => s.end(`${head('mine-3')}{}`), options: {}, want: 400 },
+  ],
+])('%s: answered under the client id, and the log line says so', async (_n, { id, send, options, want }) => {
+  const logs: Record<string, unknown>[] = [];
+  const logger = createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line)) });
+  const database = await createTestDatabase();
+  const app = await createApp({ db: database.db, bodyLimit: 1024 * 1024, fallbackHost: 'localhost', logger });
+  const { server, port, drain } = await listen(app, 0, '127.0.0.1', options);
+  try {
+    const raw = await exchange(port, send);
+    const [top, body] = raw.split('\r\n\r\n');
+    expect(top).toMatch(new RegExp(`^HTTP/1.1 ${want} `));
+    expect(top).toMatch(new RegExp(`\r\nX-Request-Id: ${id}\r\n`, 'i'));
+    expect(top).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/i);
+    expect(JSON.parse(body)).toMatchObject({ status: want, request_id: id });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(logs.filter((l) => l.requestId === id).map((l) => [l.msg, l.status])).toEqual([['request', want]]);
+    expect(drain.inFlight()).toBe(0);
+  } finally {
+    server.close();
+    await database.drop();
+  }
+});
+
+// Requests Node would answer itself with a bare status: an HTTP/1.1 request without Host (400),
+// and an expectation the server does not meet (417). The app's problem+json instead, under the
+// client's id; HTTP/1.0 may leave Host out.
+test.each([
+  ['HTTP/1.1 without Host', { given: 'GET /api/posts/ HTTP/1.1\r\nX-Request-Id: mine-4\r\n\r\n', want: 400, id: 'mine-4' }],
+  [
+    'an Expect other than 100-continue',
+    { given: 'GET /api/posts/ HTTP/1.1\r\nHost: x\r\nExpect: foo\r\nX-Request-Id: mine-5\r\n\r\n', want: 417, id: 'mine-5' },
+  ],
+  // Not ended: the client's FIN before an answer that takes a while (MySQL) would abort it (Node's).
+  ['HTTP/1.0 without Host', { given: 'GET /api/posts/ HTTP/1.0\r\nX-Request-Id: mine-6\r\n\r\n', want: 200, id: 'mine-6', end: false }],
+])('%s', async (_n, { given, want, id, end = true }: { given: string; want: number; id: string; end?: boolean }) => {
+  const database = await createTestDatabase();
+  const app = await createApp({ db: database.db, bodyLimit: 1024 * 1024, fallbackHost: 'localhost' });
+  const { server, port } = await listen(app, 0, '127.0.0.1');
+  try {
+    const raw = await exchange(port, (socket) => (end ? socket.end(given) : socket.write(given)));
+    const [top, body] = raw.split('\r\n\r\n');
+    expect(top).toMatch(new RegExp(`^HTTP/1.[01] ${want} `));
+    expect(top).toMatch(new RegExp(`\r\nX-Request-Id: ${id}\r\n`, 'i'));
+    expect(top).toMatch(/\r\nX-Content-Type-Options: nosniff\r\n/i);
+    if (want !== 200) {
+      expect(top).toMatch(/\r\nContent-Type: application\/problem\+json/i);
+      expect(JSON.parse(body)).toMatchObject({ status: want, request_id: id });
+    }
+  } finally {
+    server.close();
+    await database.drop();
+  }
+});
+
+/**
+ * A keep-alive client pipelines a second request behind one the app is still computing. The app
+ * here answers `/slow` after a while and reads `/body`'s body whole before answering; it keeps the
+ * client's request id, as the service does, so that an answer from the app can be told.
+ */
+async function pipelined(second: string): Promise<string> {
+  const app = express();
+  app.use((req, res, next) => {
+    res.setHeader('X-Request-Id', req.get('X-Request-Id') ?? 'none');
+    next();
+  });
+  app.get('/slow', (_req, res) => void setTimeout(() => res.type('text/plain').end('first answer'), 400));
+  app.post('/body', express.text(), (req, res) => res.type('text/plain').end(`got ${req.body}`));
+  const { server, port } = await listen(app, 0, '127.0.0.1', quick);
+  try {
+    return await new Promise<string>((resolve) => {
+      const socket = connect(port, '127.0.0.1', () => socket.write(`GET /slow HTTP/1.1\r\nHost: x\r\n\r\n${second}`));
+      let text = '';
+      socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+      socket.on('error', () => {});
+      socket.on('close', () => resolve(text));
+    });
+  } finally {
+    server.close();
+  }
+}
+
+const statusLines = (raw: string) => raw.match(/HTTP\/1.1 \d+ [^\r]*/g);
+
+test.each([
+  // Its body does not arrive in time: the 408 is the second request's answer, from the app.
+  [
+    'a body that does not arrive in time',
+    'POST /body HTTP/1.1\r\nHost: x\r\nX-Request-Id: mine-3\r\nContent-Type: text/plain\r\nContent-Length: 100\r\n\r\nabc',
+    408,
+  ],
+  // Its headers do not: the 408 comes after the first answer, not as it.
+  ['headers that do not arrive in time', 'GET /slow HTTP/1.1\r\nHost: x\r\n', 408],
+  // It is no HTTP: the 400 likewise.
+  ['a request that is no HTTP', 'hello there\r\n\r\n', 400],
+])('%s behind a request still in the app: the first answer comes whole, then the error', async (_n, second, want) => {
+  const raw = await pipelined(second);
+  expect(statusLines(raw)).toEqual(['HTTP/1.1 200 OK', expect.stringMatching(new RegExp(`^HTTP/1.1 ${want} `))]);
+  expect(raw).toContain('\r\n\r\nfirst answer');
+  expect(JSON.parse(raw.slice(raw.lastIndexOf('\r\n\r\n') + 4))).toMatchObject({ status: want });
+  if (second.includes('mine-3')) expect(raw).toMatch(/\r\nX-Request-Id: mine-3\r\n/i);
+});

@@ -1,0 +1,211 @@
+import type { OpenAPIV3 } from 'openapi-types';
+import { collections, operationIds } from '../../src/collections';
+import { clientProperties, loadSpec } from '../../src/spec';
+import { deref } from '../helpers/fuzz/spec';
+
+// Rules the hand-written contract keeps for every operation, so that an operation added or edited
+// by hand cannot silently lack what its neighbours document.
+const spec = loadSpec();
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+const API_ERRORS = ['400', '401', '405', '429', '500', '503'];
+
+interface Op {
+  id: string;
+  path: string;
+  raw: OpenAPIV3.OperationObject;
+  responses: Record<string, OpenAPIV3.ResponseObject>;
+  params: OpenAPIV3.ParameterObject[];
+}
+
+const ops: Op[] = Object.entries(spec.paths).flatMap(([path, item]) =>
+  METHODS.filter((m) => item?.[m]).map((m) => {
+    const raw = item![m]!;
+    return {
+      id: raw.operationId!,
+      path,
+      raw,
+      responses: deref(raw.responses, spec) as Record<string, OpenAPIV3.ResponseObject>,
+      params: deref([...(item!.parameters ?? []), ...(raw.parameters ?? [])], spec) as OpenAPIV3.ParameterObject[],
+    };
+  }),
+);
+const api = ops.filter((o) => o.path.startsWith('/api/'));
+const service = ops.filter((o) => !o.path.startsWith('/api/'));
+const byId = new Map(ops.map((o) => [o.id, o]));
+const paramNames = (op: Op) => op.params.map((p) => p.name);
+const table = /^## Errors$[\s\S]*?(?=^## )/m.exec(spec.info.description ?? '')?.[0] ?? spec.info.description ?? '';
+
+test.each(ops.map((o) => [o.id, o] as const))('%s takes X-Request-Id and every response echoes it', (_id, op) => {
+  expect(paramNames(op)).toContain('X-Request-Id');
+  for (const [status, response] of Object.entries(op.responses)) {
+    expect([status, Object.keys(response.headers ?? {})]).toEqual([status, expect.arrayContaining(['X-Request-Id'])]);
+  }
+});
+
+// The rate limit (RATE_LIMIT_PER_MINUTE) counts every /api/ request, whatever its answer, and
+// nothing outside /api/ (src/http/access.ts).
+test.each(ops.map((o) => [o.id, o] as const))('%s declares the rate limit headers on every response if it is under /api/', (_id, op) => {
+  const limited = op.path.startsWith('/api/');
+  for (const [status, response] of Object.entries(op.responses)) {
+    const names = Object.keys(response.headers ?? {});
+    expect([status, ['RateLimit', 'RateLimit-Policy'].map((h) => names.includes(h))]).toEqual([status, [limited, limited]]);
+  }
+});
+
+test.each(ops.map((o) => [o.id, o] as const))('%s answers every error as problem+json, each status in the error table', (_id, op) => {
+  for (const [status, response] of Object.entries(op.responses)) {
+    if (Number(status) < 400) continue;
+    expect([status, Object.keys(response.content ?? {})]).toEqual([status, ['application/problem+json']]);
+    expect([status, table.includes(`| ${status} |`)]).toEqual([status, true]);
+  }
+});
+
+test.each(api.map((o) => [o.id, o] as const))('%s documents 400, 401, 405, 429, 500 and 503 and keeps the token requirement', (_id, op) => {
+  expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(API_ERRORS));
+  // The top-level requirement (the bearer token) applies: an /api/ operation does not override it.
+  expect(op.raw.security).toBeUndefined();
+});
+
+test('the top-level security requirement names the bearer scheme', () => {
+  expect(spec.security?.some((r) => 'bearerAuth' in r)).toBe(true);
+  expect(spec.components?.securitySchemes?.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
+});
+
+test.each(service.map((o) => [o.id, o] as const))('%s (around the API) is open', (_id, op) => {
+  expect(op.raw.security).toEqual([]);
+});
+
+describe.each(collections.map((c) => [c.name, c] as const))('the %s operations', (_name, c) => {
+  const ids = operationIds(c);
+  const list = byId.get(ids.list)!;
+  const write = deref(spec.components!.schemas![`${c.resource}Write`], spec) as OpenAPIV3.SchemaObject;
+
+  test('exist at the collection and record paths', () => {
+    expect(Object.values(ids).map((id) => byId.get(id)?.path)).toEqual([
+      `/api/${c.name}/`,
+      `/api/${c.name}/`,
+      `/api/${c.name}/{id}/`,
+      `/api/${c.name}/{id}/`,
+      `/api/${c.name}/{id}/`,
+      `/api/${c.name}/{id}/`,
+    ]);
+  });
+
+  test('list takes pages, cursors, search, ordering and every declared filter', () => {
+    expect(paramNames(list)).toEqual(
+      expect.arrayContaining(['page', 'cursor', 'page_size', 'search', 'ordering', ...Object.keys(c.filters ?? {})]),
+    );
+    expect(Object.keys(list.responses)).toContain('404');
+  });
+
+  // Written out per collection: every list sorts by id and the timestamps, each key both ways,
+  // and takes as many keys as there are fields to sort by.
+  test('ordering takes id, the timestamps and its own fields, each both ways, one key a field', () => {
+    const schema = list.params.find((p) => p.name === 'ordering')!.schema as OpenAPIV3.ArraySchemaObject;
+    const keys = (schema.items as OpenAPIV3.SchemaObject).enum as string[];
+    const fields = keys.filter((k) => !k.startsWith('-'));
+    expect(fields).toEqual(expect.arrayContaining(['id', 'created_at', 'updated_at']));
+    expect([...keys].sort()).toEqual(fields.flatMap((f) => [f, `-${f}`]).sort());
+    expect(schema.maxItems).toBe(fields.length);
+  });
+
+  test('the declared search, unique, decimal and ranked fields are write fields', () => {
+    const declared = [...c.searchFields, ...c.uniqueFields, ...c.decimalFields, ...(c.rankedFields ?? [])];
+    expect(declared.filter((f) => !(f in clientProperties(spec, c.resource)))).toEqual([]);
+  });
+
+  // A record field that `$ref`s a write field with a `default` inherits it, and generators that keep
+  // defaulted fields optional (openapi-typescript's --default-non-nullable false) then type the
+  // record's field as possibly undefined, though every answer carries it. Such fields are restated
+  // in the record: the same rules, without the default.
+  test('a record restates each defaulted write field with the same rules and no default', () => {
+    const record = spec.components!.schemas![c.resource] as OpenAPIV3.SchemaObject;
+    const rules = (s: object | undefined) => {
+      const { description: _description, example: _example, ...rest } = (s ?? {}) as OpenAPIV3.SchemaObject;
+      return rest;
+    };
+    const defaulted = Object.entries(write.properties ?? {}).filter(([, p]) => 'default' in p);
+    expect(defaulted.map(([field]) => [field, rules(record.properties?.[field])])).toEqual(
+      defaulted.map(([field, p]) => [field, { ...rules(p), default: undefined }]),
+    );
+  });
+
+  test('create is idempotent on request and answers Location, ETag and Idempotent-Replayed', () => {
+    const create = byId.get(ids.create)!;
+    expect(paramNames(create)).toContain('Idempotency-Key');
+    expect(Object.keys(create.responses['201'].headers ?? {})).toEqual(expect.arrayContaining(['Location', 'ETag', 'Idempotent-Replayed']));
+    expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['409', '413', '415', '422']));
+  });
+
+  test('get is conditional on If-None-Match', () => {
+    const get = byId.get(ids.get)!;
+    expect(paramNames(get)).toContain('If-None-Match');
+    expect(Object.keys(get.responses)).toEqual(expect.arrayContaining(['200', '304', '404']));
+  });
+
+  test.each(['replace', 'update', 'delete'] as const)('%s is conditional on If-Match and If-None-Match', (verb) => {
+    const op = byId.get(ids[verb])!;
+    expect(paramNames(op)).toEqual(expect.arrayContaining(['If-Match', 'If-None-Match']));
+    expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(['404', '412']));
+  });
+});
+
+// An unbounded integer would pass validation and fail in the database (or lose precision in JSON
+// above 2^53): every integer a client sends is bounded.
+const integers = Object.entries(spec.components?.schemas ?? {}).flatMap(([name, schema]) =>
+  name.endsWith('Write')
+    ? Object.entries((deref(schema, spec) as OpenAPIV3.SchemaObject).properties ?? {})
+        .filter(([, p]) => (p as OpenAPIV3.SchemaObject).type === 'integer')
+        .map(([field, p]) => [`${name}.${field}`, p as OpenAPIV3.SchemaObject] as const)
+    : [],
+);
+
+test.each(integers)('%s has a minimum and a maximum', (_field, schema) => {
+  expect(typeof schema.minimum).toBe('number');
+  expect(schema.maximum).toBeLessThanOrEqual(2_147_483_647);
+});
+
+// A parameter schema that `$ref`s another schema's property (`ProductWrite/properties/price`) is
+// typed by orval as a type named after the property that it never declares: such parameters
+// restate the property's rules, and must keep them equal to the field they filter.
+const parameterSchemas = [
+  ...Object.entries(spec.components?.parameters ?? {}).map(([name, p]) => [name, (p as OpenAPIV3.ParameterObject).schema] as const),
+  ...ops.flatMap((o) => o.params.map((p) => [`${o.id} ${p.name}`, p.schema] as const)),
+];
+
+test.each(parameterSchemas)('parameter %s does not $ref into a schema property', (_name, schema) => {
+  expect((schema as OpenAPIV3.ReferenceObject | undefined)?.$ref ?? '').not.toContain('/properties/');
+});
+
+const rangeFilters = collections.flatMap((c) =>
+  Object.entries(c.filters ?? {})
+    .filter(([, f]) => f.op === 'gte' || f.op === 'lte')
+    .map(([name, f]) => [`${c.name} ${name}`, c, name, f.column] as const),
+);
+
+test.each(rangeFilters)('the range filter %s takes the values of its field', (_name, c, name, column) => {
+  const rules = (s: unknown) => {
+    const { description: _d, example: _e, default: _default, nullable: _n, ...rest } = deref(s, spec) as OpenAPIV3.SchemaObject;
+    return rest;
+  };
+  const param = byId.get(operationIds(c).list)!.params.find((p) => p.name === name)!;
+  const write = deref(spec.components!.schemas![`${c.resource}Write`], spec) as OpenAPIV3.SchemaObject;
+  expect(rules(param.schema)).toEqual(rules(write.properties![column]));
+});
+
+// The spec's prose names each collection's search, unique and filter fields by hand: checked
+// against the declarations, so that a collection added or changed later cannot leave it behind.
+const searchTable = /^\| collection \| searched fields \|$[\s\S]*?(?=^$)/m.exec(spec.info.description ?? '')?.[0] ?? '';
+
+test.each(collections.map((c) => [c.name, c] as const))('the prose of %s names its search, unique and filter fields', (name, c) => {
+  expect(searchTable).toContain(`| ${name} | ${c.searchFields.join(', ')} |`);
+  const conflict = /^\| 409 \|.*$/m.exec(table)?.[0] ?? '';
+  for (const field of c.uniqueFields) expect(conflict).toContain(`\`${name}.${field}\``);
+  const list = byId.get(operationIds(c).list)!.raw.description ?? '';
+  for (const field of [...c.searchFields, ...Object.keys(c.filters ?? {})])
+    expect([field, list]).toEqual([field, expect.stringContaining(`\`${field}\``)]);
+});
+
+test('the search table has a row for each collection and no other', () => {
+  expect(searchTable.split('\n').slice(2).filter(Boolean)).toHaveLength(collections.length);
+});
