@@ -27,16 +27,25 @@ export interface BenchOptions {
   search: boolean;
   /** With `search`: import the corpus into an empty database even when it is there already. */
   reimport: boolean;
+  /** A steady mixed load for `duration` seconds, watching memory, descriptors and errors (soak.ts). */
+  soak: boolean;
+  /** With `soak`: requests a second, all connections together. */
+  rate: number;
 }
 
 export const USAGE = `usage: npm run bench -- [--smoke] [--rows N] [--duration S] [--warmup S] [--connections N]
     [--database-url mysql://user@host:port/base] [--out FILE] [--scale N,N | --scale none]
     [--only get,list,deep,search,create,patch] [--profile DIR] [--workers 1,2] [--cluster]
-    [--search [--reimport]]
+    [--search [--reimport]] [--soak [--rate N]]
   --smoke: seconds, not minutes (2,000 rows, 1 s a scenario; report in build/bench-smoke.md).
   --search: search scenarios over the realistic corpus, one client against the scan and over HTTP
     (1,000,000 posts unless --rows; MySQL, or SQLite with --database-url sqlite:FILE); the corpus
     is imported with npm run import (timed) when missing, or always with --reimport.
+  --soak: a mixed load (reads, searches, writes, exports, bad requests) at --rate requests/s
+    (default 100) over --connections (default 8) for --duration seconds (default 600; 5 with
+    --smoke) on MySQL or SQLite (--database-url sqlite:FILE), with --rows posts (default 20,000;
+    500 with --smoke); reports the service's RSS, heap and descriptors at start, middle and end,
+    p99 a minute and every non-2xx, in build/soak.md (build/soak-smoke.md with --smoke).
   --cluster: get and create through a 3-node Galera cluster and one server, both started for the
     run (npm run cluster's nodes); report in build/bench-cluster.md (10,000 rows unless --rows).
   Environment: BENCH_ROWS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_DATABASE_URL,
@@ -66,6 +75,8 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       cluster: { type: 'boolean', default: false },
       search: { type: 'boolean', default: false },
       reimport: { type: 'boolean', default: false },
+      soak: { type: 'boolean', default: false },
+      rate: { type: 'string' },
       rows: { type: 'string' },
       duration: { type: 'string' },
       warmup: { type: 'string' },
@@ -83,16 +94,26 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
   const smoke = Boolean(f.smoke);
   const cluster = Boolean(f.cluster);
   const search = Boolean(f.search);
+  const soak = Boolean(f.soak);
   const options: BenchOptions = {
-    rows: Math.round(number('--rows', f.rows ?? env.BENCH_ROWS, 20) ?? (smoke ? 2000 : cluster ? 10_000 : search ? 1_000_000 : 100_000)),
-    duration: number('--duration', f.duration ?? env.BENCH_DURATION, 0.1) ?? (smoke ? 1 : 10),
+    rows: Math.round(
+      number('--rows', f.rows ?? env.BENCH_ROWS, 20) ??
+        (soak ? (smoke ? 500 : 20_000) : smoke ? 2000 : cluster ? 10_000 : search ? 1_000_000 : 100_000),
+    ),
+    duration: number('--duration', f.duration ?? env.BENCH_DURATION, 0.1) ?? (soak ? (smoke ? 5 : 600) : smoke ? 1 : 10),
     warmup: number('--warmup', f.warmup ?? env.BENCH_WARMUP, 0) ?? (smoke ? 0.3 : 2),
-    connections: Math.round(number('--connections', f.connections ?? env.BENCH_CONNECTIONS, 1) ?? 32),
+    connections: Math.round(number('--connections', f.connections ?? env.BENCH_CONNECTIONS, 1) ?? (soak ? 8 : 32)),
     databaseUrl: f['database-url'] ?? env.BENCH_DATABASE_URL ?? 'mysql://root@127.0.0.1:3306/records_bench',
     out:
       f.out ??
       env.BENCH_OUT ??
-      (cluster ? 'build/bench-cluster.md' : smoke ? `build/bench-smoke${search ? '-search' : ''}.md` : 'BENCHMARKS.md'),
+      (soak
+        ? `build/soak${smoke ? '-smoke' : ''}.md`
+        : cluster
+          ? 'build/bench-cluster.md'
+          : smoke
+            ? `build/bench-smoke${search ? '-search' : ''}.md`
+            : 'BENCHMARKS.md'),
     scale: counts('--scale', f.scale ?? env.BENCH_SCALE) ?? (smoke ? [200, 2000] : [10_000, 1_000_000]),
     only: f.only ? f.only.split(',').map((s) => s.trim()) : [],
     profileDir: f.profile,
@@ -101,7 +122,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     cluster,
     search,
     reimport: Boolean(f.reimport),
+    soak,
+    rate: number('--rate', f.rate, 1) ?? (smoke ? 50 : 100),
   };
+  if (f.rate && !soak) throw new OptionsError('--rate goes with --soak');
+  if (soak && (search || cluster)) throw new OptionsError('--soak runs alone: not with --search or --cluster');
   if (options.reimport && !search) throw new OptionsError('--reimport goes with --search');
   if (search) {
     const unused = [
@@ -114,11 +139,11 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     if (unused.some(Boolean)) throw new OptionsError(`--search does not take ${unused.filter(Boolean).join(', ')}`);
   }
   const sqlite = /^sqlite:/i.test(options.databaseUrl);
-  if (sqlite && !search)
-    throw new OptionsError('the benchmark runs on MySQL (only --search also runs on SQLite): --database-url must be mysql://...');
+  if (sqlite && !search && !soak)
+    throw new OptionsError('the benchmark runs on MySQL (only --search and --soak also run on SQLite): --database-url must be mysql://...');
   const name = sqlite ? options.databaseUrl.slice('sqlite:'.length) : new URL(options.databaseUrl).pathname.slice(1);
   if (!sqlite && new URL(options.databaseUrl).protocol !== 'mysql:') {
-    throw new OptionsError('--database-url must be mysql://... (or, with --search, sqlite:FILE)');
+    throw new OptionsError('--database-url must be mysql://... (or, with --search or --soak, sqlite:FILE)');
   }
   if (!name.split('/').pop()!.includes('bench')) {
     throw new OptionsError(`the database name must contain "bench" (the run empties and reseeds it), got "${name}"`);

@@ -14,6 +14,7 @@ import { dbTimestamp } from '../../src/db/time';
 import { encodeCursor, fingerprint } from '../../src/handlers/cursor';
 import { measure, type Measurement, SCENARIOS, type ScenarioContext } from './scenarios';
 import { runSearchBench } from './searchSuite';
+import { runSoak } from './soak';
 import { ROOT, type RunningServer, startServer } from './servers';
 
 /** One service per worker count (WEB_CONCURRENCY), then the baseline; all stopped if one fails. */
@@ -169,6 +170,7 @@ async function main(): Promise<void> {
   const options = parsed;
   if (options.cluster) return runClusterBench(options, options.out);
   if (options.search) return runSearchBench(options);
+  if (options.soak) return runSoak(options);
   // The machine may be shared: its load beside the figures says how far to trust them.
   const loadAtStart = loadavg()
     .map((l) => l.toFixed(2))

@@ -10,6 +10,8 @@ export interface RunningServer {
   name: string;
   url: string;
   pid: number;
+  /** Resolves once the process has ended, by itself or stopped. */
+  exited: Promise<unknown>;
   stop(): Promise<void>;
 }
 
@@ -27,6 +29,7 @@ export async function startServer(name: string, entry: Entry, env: NodeJS.Proces
     name,
     url: server.url,
     pid: server.pid,
+    exited: server.exited,
     async stop() {
       await server.stop('SIGTERM', 10_000);
     },

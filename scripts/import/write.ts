@@ -4,6 +4,7 @@
 import type BetterSqlite3 from 'better-sqlite3';
 import { escape } from 'mysql2';
 import { type Db, isMysql } from '../../src/db/connection';
+import { BULK_COUNT_SLOT, COUNT_SLOT_VARIABLE } from '../../src/db/counts';
 import { sqliteBulkIndex } from '../../src/db/searchIndex';
 import { connectionPool, type MysqlConnection, run, sqliteValues } from '../lib/pool';
 
@@ -34,6 +35,9 @@ async function writeMysql(db: Db, rows: AsyncIterable<Value[]>, options: WriteOp
   const conn = await client.acquireConnection();
   let done = 0;
   try {
+    // The count triggers bump the bulk loads' counter row, which no service connection maps to:
+    // the transaction holds it to the end, and held a live slot, failing the service's creates.
+    await run(conn, `SET ${COUNT_SLOT_VARIABLE} = ${BULK_COUNT_SLOT}`);
     await run(conn, 'START TRANSACTION');
     let pending: Promise<void> = Promise.resolve();
     let parts: string[] = [];
@@ -68,6 +72,7 @@ async function writeMysql(db: Db, rows: AsyncIterable<Value[]>, options: WriteOp
     await run(conn, 'ROLLBACK').catch(() => undefined);
     throw err;
   } finally {
+    await run(conn, `SET ${COUNT_SLOT_VARIABLE} = NULL`).catch(() => undefined);
     await client.releaseConnection(conn);
   }
 }

@@ -4,6 +4,16 @@ import type { Queryable } from './records';
 /** Counter rows per table (migration 003), bumped by triggers on insert and delete (004). */
 export const COUNT_SLOTS = 16;
 
+/**
+ * MySQL: the counter row that bulk loads (import, seed) bump instead, one past the slots that
+ * live connections map to (012). A load holds its row until it commits: on a live slot, the
+ * service's creates that mapped to it waited and got 503 (issue 44).
+ */
+export const BULK_COUNT_SLOT = COUNT_SLOTS;
+
+/** MySQL: the session variable that makes the count triggers use BULK_COUNT_SLOT. */
+export const COUNT_SLOT_VARIABLE = '@record_count_slot';
+
 /** The exact number of rows in a record table, without scanning it. */
 export async function countAll(db: Queryable, table: string): Promise<number> {
   const [{ n }] = await db('record_counts').where({ table_name: table }).sum({ n: 'n' });

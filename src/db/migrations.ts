@@ -18,7 +18,8 @@ import {
   REMOVALS,
   wordTables,
 } from './wordIndex';
-import { addCounterRows, addCountTriggers, dropCountTriggers, tableDefaults } from './tables';
+import { BULK_COUNT_SLOT, recount } from './counts';
+import { addBulkCounterRow, addCounterRows, addCountTriggers, dropCountTriggers, tableDefaults } from './tables';
 import { collections } from '../collections';
 
 type Migration = { up(db: Knex): Promise<void>; down(db: Knex): Promise<void> };
@@ -277,6 +278,25 @@ migrations['20261127_011_token_index'] = {
   async down(db) {
     if (isMysql(db)) return;
     for (const table of RECORD_TABLES) for (const sql of sqliteTokenDropStatements(table)) await db.raw(sql);
+  },
+};
+
+migrations['20261128_012_bulk_count_slot'] = {
+  // MySQL: a counter row per table for bulk loads, and triggers that use it when the session
+  // says so (tables.ts), so that a load's open transaction holds no row the service's creates need.
+  async up(db) {
+    for (const table of RECORD_TABLES) {
+      await addBulkCounterRow(db, table);
+      if (!isMysql(db)) continue;
+      await dropCountTriggers(db, table);
+      await addCountTriggers(db, table);
+    }
+  },
+  async down(db) {
+    for (const table of RECORD_TABLES) {
+      await recount(db, table);
+      await db('record_counts').where({ table_name: table, slot: BULK_COUNT_SLOT }).delete();
+    }
   },
 };
 

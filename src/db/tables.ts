@@ -3,7 +3,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import type { Collection } from '../collections';
 import { clientProperties, loadSpec } from '../spec';
 import { isMysql } from './connection';
-import { COUNT_SLOTS } from './counts';
+import { BULK_COUNT_SLOT, COUNT_SLOT_VARIABLE, COUNT_SLOTS } from './counts';
 import { orderIndexName } from './order';
 import { addDenseWords } from './denseWords';
 import { indexTable, sqliteIndexStatements } from './searchIndex';
@@ -124,21 +124,28 @@ export async function dropRecordTable(db: Knex, name: string): Promise<void> {
   await db.schema.dropTableIfExists(name);
 }
 
-/** A table's counter rows, slot 0 holding its present row count. */
+/** A table's counter rows, slot 0 holding its present row count, and the bulk loads' row. */
 export async function addCounterRows(db: Knex, table: string): Promise<void> {
   const [{ n }] = await db(table).count({ n: '*' });
   const rows = Array.from({ length: COUNT_SLOTS }, (_, slot) => ({ table_name: table, slot, n: slot === 0 ? Number(n) : 0 }));
   await db('record_counts').insert(rows);
+  await addBulkCounterRow(db, table);
+}
+
+/** The row that bulk loads count in (BULK_COUNT_SLOT), if the table has none yet. */
+export async function addBulkCounterRow(db: Knex, table: string): Promise<void> {
+  await db('record_counts').insert({ table_name: table, slot: BULK_COUNT_SLOT, n: 0 }).onConflict(['table_name', 'slot']).ignore();
 }
 
 /**
- * The counters move inside the statements that insert and delete (docs/adr/0003-counts-by-triggers.md).
- * On MySQL each connection bumps its own slot, so pool connections never wait on one counter row;
- * SQLite has a single writer and uses slot 0.
+ * The counters move inside the statements that insert and delete (docs/adr/0003-counts-by-triggers.md). On MySQL each connection bumps its own slot (no two pool connections wait
+ * on one counter row), unless the session names the bulk loads' slot (COUNT_SLOT_VARIABLE); SQLite
+ * has a single writer and uses slot 0. The table name is an identifier from the collection
+ * declarations, never from a request.
  */
 export async function addCountTriggers(db: Knex, table: string): Promise<void> {
   const mysql = isMysql(db);
-  const slot = mysql ? `CONNECTION_ID() % ${COUNT_SLOTS}` : '0';
+  const slot = mysql ? `COALESCE(${COUNT_SLOT_VARIABLE}, CONNECTION_ID() % ${COUNT_SLOTS})` : '0';
   for (const [event, delta] of [
     ['INSERT', '+ 1'],
     ['DELETE', '- 1'],

@@ -511,7 +511,7 @@ export interface components {
          */
         NdjsonExport: string;
         /**
-         * @description RFC 4180 CSV in UTF-8, lines ending in CRLF. A header row names the columns (the record's fields, in the order of a JSON record); a field holding a comma, a quote or a line break is quoted, quotes doubled; null is an empty field.
+         * @description RFC 4180 CSV in UTF-8, lines ending in CRLF. A header row names the columns (the record's fields, in the order of a JSON record); a field holding a comma, a quote or a line break is quoted, quotes doubled; null is an empty field. A text field that starts with `=`, `+`, `-`, `@`, a tab or a carriage return, which a spreadsheet would run as a formula, is written with a leading `'` and quoted (OWASP, CSV injection); strip that one `'` to get the text back. Numbers are never prefixed; NDJSON keeps every text as it is.
          * @example id,title,content,author,created_at,updated_at
          *     42,"Hello, world",The first post on this blog.,ada,2026-11-22T09:32:05.156Z,2026-11-22T09:32:05.156Z
          */
@@ -1530,6 +1530,7 @@ export interface components {
         /**
          * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
          *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+         *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
          */
         if_match: string;
         /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
@@ -1746,6 +1747,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**
@@ -1803,6 +1805,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**
@@ -1842,6 +1845,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**
@@ -2063,6 +2067,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**
@@ -2120,6 +2125,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**
@@ -2159,6 +2165,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**
@@ -2382,6 +2389,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**
@@ -2440,6 +2448,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**
@@ -2479,6 +2488,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**
@@ -2695,6 +2705,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**
@@ -2753,6 +2764,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**
@@ -2792,6 +2804,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**
@@ -3028,6 +3041,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**
@@ -3085,6 +3099,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**
@@ -3124,6 +3139,7 @@ export interface operations {
                 /**
                  * @description Apply the change only if the record's current `ETag` is one of these (or `*`: if it
                  *     exists). Otherwise 412 and nothing changes. Use it to avoid overwriting someone else's edit.
+                 *     A value that is not `*` or a comma-separated list of entity tags is a 400 naming it.
                  */
                 "If-Match"?: components["parameters"]["if_match"];
                 /**

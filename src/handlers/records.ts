@@ -137,9 +137,14 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
   const condition = (req: Request): VersionCondition => {
     const match = req.get('if-match');
     const noneMatch = req.get('if-none-match');
-    if (noneMatch !== undefined && !isTagList(noneMatch)) {
-      throw invalid([{ field: 'If-None-Match', message: 'must be * or a comma-separated list of entity tags ("3", W/"3")' }]);
-    }
+    // A header that is no list of tags names none; refused, so that a typo is told apart from
+    // an edit by someone else (If-Match was a 412 for it, issue 44).
+    const malformed = [
+      ...(match !== undefined && !isTagList(match) ? ['If-Match'] : []),
+      ...(noneMatch !== undefined && !isTagList(noneMatch) ? ['If-None-Match'] : []),
+    ];
+    if (malformed.length)
+      throw invalid(malformed.map((field) => ({ field, message: 'must be * or a comma-separated list of entity tags ("3", W/"3")' })));
     return {
       ...(match === undefined ? {} : { versions: ifMatchVersions(match) }),
       ...(noneMatch === undefined ? {} : { except: ifNoneMatchVersions(noneMatch) ?? '*' }),

@@ -1,11 +1,17 @@
+import { isUtf8 } from 'node:buffer';
+import type { IncomingMessage } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Operation } from 'openapi-backend';
+import { duplicateKey } from './jsonKeys';
 import { HttpProblem, invalid } from './problem';
 import type { RouteTable } from './routes';
 import { malformedStrings } from './validation';
 import { withoutServiceSetFields } from './serviceSet';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
+
+/** Each request's body as read, for the checks after the parse (duplicateKey). */
+const bodies = new WeakMap<IncomingMessage, Buffer>();
 
 /**
  * Only an operation that takes a body reads one, and only as UTF-8 JSON: anything else is a 415
@@ -18,8 +24,11 @@ export function jsonBody(routes: RouteTable, limit: number) {
     type: () => true,
     strict: false,
     // An empty body is no JSON document; body-parser would read it as {}, and a PATCH would pass.
-    verify: (_req, _res, buf) => {
+    verify: (req, _res, buf) => {
       if (buf.length === 0) throw Object.assign(new Error('empty body'), { type: 'entity.parse.failed' });
+      // body-parser would decode a byte that is not UTF-8 as U+FFFD and store that (a 201).
+      if (!isUtf8(buf)) throw new HttpProblem(400, 'The request body is not valid UTF-8', [{ field: 'body', message: 'must be UTF-8' }]);
+      bodies.set(req, buf);
     },
   });
   return (req: Request, res: Response, next: NextFunction) => {
@@ -44,6 +53,13 @@ export function jsonBody(routes: RouteTable, limit: number) {
     if (charset === 'utf8') req.headers['content-type'] = 'application/json; charset=utf-8';
     json(req, res, (err?: unknown) => {
       if (err) return next(err);
+      const buf = bodies.get(req);
+      const twice = buf && duplicateKey(buf);
+      if (twice) {
+        return next(
+          new HttpProblem(400, `The request body has the key "${twice}" more than once`, [{ field: twice, message: 'must appear once' }]),
+        );
+      }
       // The fields the service sets go here, before anything reads the body: the contract ignores
       // them whatever their values (a fetched record can be sent back).
       req.body = withoutServiceSetFields(res.locals.operation as Operation | undefined, req.body);

@@ -20,11 +20,20 @@ export function ndjsonLine(record: Record<string, unknown>): string {
 }
 
 /**
+ * Text that a spreadsheet would read as a formula (OWASP, "CSV Injection"): a cell starting with
+ * `=`, `+`, `-`, `@`, a tab or a carriage return.
+ */
+const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
  * One RFC 4180 field: quoted when it holds a comma, a quote, CR or LF (quotes doubled); null is
- * an empty field; everything else as its text.
+ * an empty field; everything else as its text. A string that a spreadsheet would run as a formula
+ * gets a leading `'` and quotes, as OWASP recommends; numbers and booleans are never strings
+ * here, so they stay as they are (a negative price is still a number).
  */
 export function csvField(value: unknown): string {
   if (value === null || value === undefined) return '';
+  if (typeof value === 'string' && FORMULA_START.test(value)) return `"'${value.replace(/"/g, '""')}"`;
   const text = typeof value === 'string' ? value : JSON.stringify(value);
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }

@@ -56,6 +56,9 @@ const CLIENT_ERRORS = new Map<string | undefined, [status: number, detail: strin
  */
 const BODY_NEVER_COMES = new Set(['ERR_HTTP_REQUEST_TIMEOUT', 'HPE_INVALID_EOF_STATE']);
 
+/** A body whose framing does not parse (a chunk size that is no hex number, a chunk without CRLF). */
+const BROKEN_BODY: [number, string] = [400, 'The request body is not valid HTTP: its chunked encoding does not parse'];
+
 /**
  * Node answers a request it cannot parse (headers over 16 KiB, a malformed request line) or that
  * did not arrive in time (server.headersTimeout, requestTimeout) with a bare status and no body;
@@ -82,8 +85,13 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, open: Rea
   // Headers that arrived, then a body that did not: the request is the app's already, with the
   // client's id and a log line to come. It is answered there, so that the client, the log and
   // the metrics all see the 408 (or 400) under one id; Node writes it after the answers before it.
-  const late = BODY_NEVER_COMES.has(err.code ?? '') ? answers.find((res) => !res.req.complete) : undefined;
-  if (late) return answerWith(late, status, detail, String(late.getHeader('X-Request-Id') ?? requestIdFrom(undefined)));
+  // Any parse error inside a body counts too (a broken chunk size): the parser stops there, so the
+  // body never ends, and Node's timeouts skip a failed parser; it waited past them and shutdown.
+  const late = answers.find((res) => !res.req.complete);
+  if (late) {
+    const [lateStatus, lateDetail] = BODY_NEVER_COMES.has(err.code ?? '') ? [status, detail] : BROKEN_BODY;
+    return answerWith(late, lateStatus, lateDetail, String(late.getHeader('X-Request-Id') ?? requestIdFrom(undefined)));
+  }
   const { title, body, headers } = problemAnswer(status, detail, requestIdFrom(undefined));
   const lines = headers.map(([name, value]) => `${name}: ${value}\r\n`).join('');
   const answer = () => {

@@ -84,6 +84,8 @@ export function malformedStrings(body: unknown): FieldError[] {
 }
 
 const INTEGER = /^-?[0-9]+$/;
+/** A path's integer as the service writes it: `01` would be a second URL of record 1 (issue 44). */
+const CANONICAL_INTEGER = /^(0|-?[1-9][0-9]*)$/;
 
 /**
  * The query as the operation declares it, and its loose integers. Unknown query parameters are
@@ -105,8 +107,8 @@ export function operationParams(
     if (p.in === 'query' && raw !== undefined) declared[p.name] = raw as string | string[];
     if ((p.schema as OpenAPIV3.SchemaObject | undefined)?.type !== 'integer') continue;
     if (loose.some((e) => e.field === p.name)) continue;
+    if (p.in === 'path' && typeof raw === 'string' && !CANONICAL_INTEGER.test(raw)) return { query: declared, loose: 'path' };
     if (typeof raw !== 'string' || INTEGER.test(raw)) continue;
-    if (p.in === 'path') return { query: declared, loose: 'path' };
     loose.push({ field: p.name, message: 'must be integer' });
   }
   return { query: declared, loose };

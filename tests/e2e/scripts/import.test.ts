@@ -7,9 +7,12 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { writeCorpus } from '../../../scripts/bench/corpus-file';
 import { ImportError, importFile } from '../../../scripts/import/index';
+import { writeRows } from '../../../scripts/import/write';
+import { connectionPool, type MysqlConnection, run } from '../../../scripts/lib/pool';
 import { LineTooLong, utf8Lines } from '../../../scripts/import/lines';
 import type { DatabaseConfig } from '../../../src/config';
 import { type Db, openDb } from '../../../src/db/connection';
+import { countAll } from '../../../src/db/counts';
 import { listRecords } from '../../../src/db/records';
 import { parseSearch } from '../../../src/db/search';
 import { startTestApp, type TestApp } from '../../helpers/app';
@@ -500,6 +503,75 @@ sqliteOnly('SQLite: writing the file directly', () => {
       expect(await found(db, 'lemniscate3')).toMatchObject({ count: 1 });
     } finally {
       await db.destroy();
+      await t.drop();
+    }
+  });
+});
+
+// MySQL: an import's transaction bumps the count triggers' row for bulk loads, which no live
+// connection maps to. It bumped its connection's slot, held it to its commit, and the service's
+// creates whose connections mapped to that slot waited and failed (issue 44: 3 of 12 creates).
+const mysqlOnly = dialect === 'mysql' ? describe : describe.skip;
+mysqlOnly('MySQL: an import beside live writes', () => {
+  test('creates on connections of every count slot go through while an import is open, and counts stay exact', async () => {
+    const t = await createTestDatabase();
+    // As many connections as it takes to cover every slot that CONNECTION_ID() % 16 can give.
+    const live = openDb(t.config, { size: 40, queryTimeoutMs: 10_000 });
+    const pool = connectionPool<MysqlConnection>(live);
+    const conns: MysqlConnection[] = [];
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    try {
+      const post = (n: number) => [`import ${n}`, `lemniscate ${n}`, 'a', '2020-01-01 00:00:00.000', '2020-01-01 00:00:00.000'];
+      async function* rows() {
+        yield post(1);
+        yield post(2);
+        // The first batch is written and the transaction stays open until the creates are done.
+        await held;
+        yield post(3);
+      }
+      let written!: () => void;
+      const firstBatch = new Promise<void>((resolve) => (written = resolve));
+      const load = writeRows(t.db, rows(), {
+        table: 'posts',
+        columns: ['title', 'content', 'author', 'created_at', 'updated_at'],
+        searchFields: ['title', 'content'],
+        batchBytes: 1,
+        onProgress: () => written(),
+      });
+      await firstBatch;
+
+      const slots = new Set<number>();
+      while (slots.size < 16 && conns.length < 40) {
+        const conn = await pool.acquireConnection();
+        conns.push(conn);
+        const [[{ id }]] = (await (conn as unknown as { promise(): { query(sql: string): Promise<[{ id: number }[]]> } })
+          .promise()
+          .query('SELECT CONNECTION_ID() AS id')) as [{ id: number }[]];
+        slots.add(Number(id) % 16);
+      }
+      expect(slots.size).toBe(16);
+      const started = Date.now();
+      const creates = await Promise.allSettled(
+        conns.map(async (conn, i) => {
+          await run(conn, 'SET SESSION innodb_lock_wait_timeout = 2');
+          await run(
+            conn,
+            `INSERT INTO posts (title, content, author, created_at, updated_at) VALUES ('live ${i}', 'c', 'a', NOW(3), NOW(3))`,
+          );
+        }),
+      );
+      expect(creates.filter((r) => r.status === 'rejected')).toEqual([]);
+      expect(Date.now() - started).toBeLessThan(2000);
+      release();
+      expect(await load).toBe(3);
+      expect(await countAll(t.db, 'posts')).toBe(3 + conns.length);
+      const [{ n }] = await t.db('posts').count({ n: '*' });
+      expect(Number(n)).toBe(3 + conns.length);
+    } finally {
+      release();
+      for (const conn of conns) await pool.releaseConnection(conn);
+      await live.destroy();
       await t.drop();
     }
   });

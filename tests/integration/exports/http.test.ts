@@ -181,6 +181,36 @@ describe('search, filters and ordering apply; text is quoted as RFC 4180 says', 
     expect(text).toContain(',école ÉCOLE 😀,plain,csv-writer,');
   });
 
+  // OWASP "CSV Injection": a spreadsheet runs a cell that starts with = + - @, a tab or CR. Such
+  // string cells get a leading ' inside quotes; NDJSON keeps the text as it is.
+  test.each([
+    ['=', '=HYPERLINK("http://evil.example","x")', '"\'=HYPERLINK(""http://evil.example"",""x"")"'],
+    ['+', "+1+cmd|' /C calc'!A0", "\"'+1+cmd|' /C calc'!A0\""],
+    ['-', '-2+3', '"\'-2+3"'],
+    ['@', '@SUM(1+1)', '"\'@SUM(1+1)"'],
+    ['a tab', '\t=1', '"\'\t=1"'],
+    ['a carriage return', '\r=1', '"\'\r=1"'],
+  ])('a string cell starting with %s is neutralised', async (_n, title, cell) => {
+    const created = await app.request('POST', '/api/posts/', { body: { title, content: 'formula', author: 'csv-formula' } });
+    expect(created.status).toBe(201);
+    const csv = await get(`/api/posts/?author=csv-formula&ordering=-id`, 'text/csv');
+    const line = csv.text.split('\r\n')[1];
+    expect(line.startsWith(`${created.body.id},${cell},formula,csv-formula,`)).toBe(true);
+    expect(parseCsv(csv.text)[1][1]).toBe(`'${title}`);
+    const ndjson = await get(`/api/posts/?author=csv-formula&ordering=-id`, 'application/x-ndjson');
+    expect(JSON.parse(ndjson.text.split('\n')[0]).title).toBe(title);
+  });
+
+  test('numbers stay numbers: a stock, or a price (a decimal string that never starts with a sign), gets no prefix', async () => {
+    const created = await app.request('POST', '/api/products/', {
+      body: { name: '-minus product', description: '+plus', price: '0.5', stock: 3 },
+    });
+    expect(created.status).toBe(201);
+    const [header, ...rows] = parseCsv((await get(`/api/products/?ordering=-id&search=product`, 'text/csv')).text);
+    const row = Object.fromEntries(header.map((h, i) => [h, rows[0][i]]));
+    expect(row).toMatchObject({ name: "'-minus product", description: "'+plus", price: '0.50', stock: '3' });
+  });
+
   test('an empty result is a header row alone (CSV) or an empty body (NDJSON)', async () => {
     expect((await get('/api/posts/?search=nothing-matches-this', 'application/x-ndjson')).text).toBe('');
     expect((await get('/api/posts/?search=nothing-matches-this', 'text/csv')).text).toBe(

@@ -133,7 +133,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   describe('writes with If-Match', () => {
     type Method = 'PATCH' | 'PUT' | 'DELETE';
     const methods: Method[] = ['PATCH', 'PUT', 'DELETE'];
-    const headers: [string, (t: { current: string; old: string }) => string, boolean][] = [
+    const headers: [string, (t: { current: string; old: string }) => string, boolean | 'malformed'][] = [
       ['an old tag', (t) => t.old, false],
       ['the current tag', (t) => t.current, true],
       ['*', () => '*', true],
@@ -141,22 +141,23 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       ['the current tag, weak', (t) => weak(t.current), false],
       ['a list holding the current tag', (t) => `"999999", ${t.current}`, true],
       ['a list of old tags only', (t) => `${t.old}, "999999"`, false],
-      // Not a list of entity tags (W/ is case-sensitive; junk before a tag): it names none, so a
-      // typo never lets a write through.
-      ['the current tag behind a lower-case w/', (t) => `w/${t.current}`, false],
-      ['the current tag behind junk', (t) => `junk${t.current}`, false],
-      ['a list holding the current tag, then junk', (t) => `${t.current}, junk`, false],
+      // Not a list of entity tags (W/ is case-sensitive; junk before a tag): a 400 naming the
+      // header, as for If-None-Match, so a typo never lets a write through (it was a 412).
+      ['the current tag behind a lower-case w/', (t) => `w/${t.current}`, 'malformed'],
+      ['the current tag behind junk', (t) => `junk${t.current}`, 'malformed'],
+      ['a list holding the current tag, then junk', (t) => `${t.current}, junk`, 'malformed'],
+      ['garbage', () => 'garbage', 'malformed'],
       ['a list with empty elements holding the current tag', (t) => ` , ${t.current} ,`, true],
     ];
-    const rows: [string, { method: Method; header: (t: { current: string; old: string }) => string; matches: boolean }][] = methods.flatMap(
-      (method) =>
-        headers.map(
-          ([label, header, matches]) =>
-            [`${method} with ${label}: ${matches ? 'applied' : '412, nothing changes'}`, { method, header, matches }] as [
-              string,
-              { method: Method; header: (t: { current: string; old: string }) => string; matches: boolean },
-            ],
-        ),
+    type Row = { method: Method; header: (t: { current: string; old: string }) => string; matches: boolean | 'malformed' };
+    const rows: [string, Row][] = methods.flatMap((method) =>
+      headers.map(
+        ([label, header, matches]) =>
+          [
+            `${method} with ${label}: ${matches === 'malformed' ? '400' : matches ? 'applied' : '412'}${matches === true ? '' : ', nothing changes'}`,
+            { method, header, matches },
+          ] as [string, Row],
+      ),
     );
     test.each(rows)('%s', async (_n, { method, header, matches }) => {
       const t = await createWithHistory(f);
@@ -164,6 +165,13 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       const res = await app.request(method, `/api/${name}/${t.record.id}/`, { body, headers: { 'if-match': header(t) } });
       const after = await get(f, t.record.id);
 
+      if (matches === 'malformed') {
+        expect(res.status).toBe(400);
+        expect(res.body.errors).toEqual([{ field: 'If-Match', message: expect.stringMatching(/entity tags/) }]);
+        expect(after.body).toEqual(t.record);
+        expect(after.headers.get('etag')).toBe(t.current);
+        return;
+      }
       if (!matches) {
         expectPreconditionFailed(res);
         expect(after.status).toBe(200);

@@ -158,7 +158,9 @@ describe('with the default 1 MiB body limit', () => {
 
   describe.each(perCollection)('%s: 404 for an id that is not a record', (name, f) => {
     let deletedId: number;
+    let keptId: number;
     beforeAll(async () => {
+      keptId = (await create(f)).id;
       deletedId = (await create(f)).id;
       expect((await app.request('DELETE', `/api/${name}/${deletedId}/`)).status).toBe(204);
     });
@@ -176,6 +178,10 @@ describe('with the default 1 MiB body limit', () => {
       ['past 64 bits', { given: () => '99999999999999999999', want: { status: 404 } }],
       ['2^53 - 1, valid but unused', { given: () => '9007199254740991', want: { status: 404 } }],
       ['a deleted record', { given: () => String(deletedId), want: { status: 404 } }],
+      // Non-canonical spellings of a record's id: one resource, one URL (it answered the record).
+      ['a leading zero on a record id', { given: () => `0${keptId}`, want: { status: 404 } }],
+      ['leading zeros on a record id', { given: () => `000${keptId}`, want: { status: 404 } }],
+      ['a plus sign on a record id', { given: () => `%2B${keptId}`, want: { status: 404 } }],
     ];
     const methods: [string, (f: Fixture) => unknown][] = [
       ['GET', () => undefined],
@@ -375,6 +381,101 @@ describe('with the default 1 MiB body limit', () => {
         expect(await count(name)).toBe(before);
         expect((await app.request('GET', `/api/${name}/${existing.id}/`)).body).toEqual(existing);
       });
+    });
+  });
+
+  describe.each(perCollection)('%s: 400 for JSON that two readers could read apart', (name, f) => {
+    let existing: Record<string, unknown> & { id: number };
+    beforeEach(async () => {
+      existing = await create(f);
+    });
+    const field = f.searchFields[0];
+    const valid = JSON.stringify(f.valid(410));
+    const withByte = (bytes: number[]) =>
+      Buffer.concat([
+        Buffer.from(`{"${field}":"a`),
+        Buffer.from(bytes),
+        Buffer.from(`b",${valid.slice(1).replace(`"${field}":`, '"_x":')}`),
+      ]);
+    // Bytes that are not UTF-8 were stored as U+FFFD (a 201); a key given twice kept its last
+    // value, where a proxy that reads the first saw another body.
+    const bodies: [string, { given: () => Buffer; want: { detail: RegExp; errors: unknown[] } }][] = [
+      [
+        'a byte 0xFF',
+        {
+          given: () =>
+            Buffer.concat([
+              Buffer.from(`{"${field}":"`),
+              Buffer.from([0xff]),
+              Buffer.from(valid.slice(valid.indexOf(`"${field}":"`) + field.length + 4)),
+            ]),
+          want: { detail: /not valid UTF-8/, errors: [{ field: 'body', message: 'must be UTF-8' }] },
+        },
+      ],
+      [
+        'an overlong encoding of /',
+        { given: () => withByte([0xc0, 0xaf]), want: { detail: /not valid UTF-8/, errors: [{ field: 'body', message: 'must be UTF-8' }] } },
+      ],
+      [
+        'a surrogate encoded in UTF-8',
+        {
+          given: () => withByte([0xed, 0xa0, 0x80]),
+          want: { detail: /not valid UTF-8/, errors: [{ field: 'body', message: 'must be UTF-8' }] },
+        },
+      ],
+      [
+        'a sequence cut short',
+        { given: () => withByte([0xe2, 0x82]), want: { detail: /not valid UTF-8/, errors: [{ field: 'body', message: 'must be UTF-8' }] } },
+      ],
+      [
+        'a key twice',
+        {
+          given: () => Buffer.from(`{"${field}":"first",${valid.slice(1)}`),
+          want: { detail: new RegExp(`key "${field}" more than once`), errors: [{ field, message: 'must appear once' }] },
+        },
+      ],
+      [
+        'a key twice, once spelled with an escape',
+        {
+          given: () =>
+            Buffer.from(
+              `{"${field.slice(0, -1)}\\u${field
+                .charCodeAt(field.length - 1)
+                .toString(16)
+                .padStart(4, '0')}":"first",${valid.slice(1)}`,
+            ),
+          want: { detail: new RegExp(`key "${field}" more than once`), errors: [{ field, message: 'must appear once' }] },
+        },
+      ],
+    ];
+    const operations: [string, { method: string; path: () => string }][] = [
+      ['POST', { method: 'POST', path: () => `/api/${name}/` }],
+      ['PUT', { method: 'PUT', path: () => `/api/${name}/${existing.id}/` }],
+      ['PATCH', { method: 'PATCH', path: () => `/api/${name}/${existing.id}/` }],
+    ];
+    describe.each(operations)('%s', (_, op) => {
+      test.each(bodies)('%s', async (__, { given, want }) => {
+        const before = await count(name);
+        const body = given();
+        // Each body would be accepted but for the one defect under test.
+        expect(() => JSON.parse(body.toString('utf8'))).not.toThrow();
+        const res = await app.request(op.method, op.path(), { raw: body });
+        expectProblem(res, 400);
+        expect(res.body.detail).toMatch(want.detail);
+        expect(res.body.errors).toEqual(want.errors);
+        expect(await count(name)).toBe(before);
+        expect((await app.request('GET', `/api/${name}/${existing.id}/`)).body).toEqual(existing);
+      });
+    });
+    test('the same bytes gzipped: not UTF-8 is a 400 too', async () => {
+      const before = await count(name);
+      const res = await app.request('POST', `/api/${name}/`, {
+        raw: gzipSync(withByte([0xff])),
+        headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      });
+      expectProblem(res, 400);
+      expect(res.body.detail).toMatch(/not valid UTF-8/);
+      expect(await count(name)).toBe(before);
     });
   });
 

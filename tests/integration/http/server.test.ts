@@ -115,6 +115,17 @@ test.each([
     'a body cut by the client closing its side',
     { id: 'mine-3', send: (s: Socket) => s.end(`${head('mine-3')}{}`), options: {}, want: 400 },
   ],
+  // The client stays connected, and Node's timeouts are the defaults: the 400 must come from the
+  // parse error itself, at once. It hung past the request timeout and held shutdown.
+  [
+    'a chunked body whose chunk size is no hex number',
+    {
+      id: 'mine-7',
+      send: (s: Socket) => s.write(`${head('mine-7').replace('Content-Length: 100', 'Transfer-Encoding: chunked')}zz\r\n{}\r\n0\r\n\r\n`),
+      options: {},
+      want: 400,
+    },
+  ],
 ])('%s: answered under the client id, and the log line says so', async (_n, { id, send, options, want }) => {
   const logs: Record<string, unknown>[] = [];
   const logger = createLogger('info', { write: (line: string) => void logs.push(JSON.parse(line)) });
@@ -122,7 +133,9 @@ test.each([
   const app = await createApp({ db: database.db, bodyLimit: 1024 * 1024, fallbackHost: 'localhost', logger });
   const { server, port, drain } = await listen(app, 0, '127.0.0.1', options);
   try {
+    const started = Date.now();
     const raw = await exchange(port, send);
+    if (options !== quick) expect(Date.now() - started).toBeLessThan(1000);
     const [top, body] = raw.split('\r\n\r\n');
     expect(top).toMatch(new RegExp(`^HTTP/1.1 ${want} `));
     expect(top).toMatch(new RegExp(`\r\nX-Request-Id: ${id}\r\n`, 'i'));
@@ -131,6 +144,8 @@ test.each([
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(logs.filter((l) => l.requestId === id).map((l) => [l.msg, l.status])).toEqual([['request', want]]);
     expect(drain.inFlight()).toBe(0);
+    // Nothing is left for shutdown to wait for.
+    expect(await drain.shutdown(1000)).toBe(true);
   } finally {
     server.close();
     await database.drop();
