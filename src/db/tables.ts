@@ -138,10 +138,9 @@ export async function addBulkCounterRow(db: Knex, table: string): Promise<void> 
 }
 
 /**
- * The counters move inside the statements that insert and delete (docs/adr/0003-counts-by-triggers.md). On MySQL each connection bumps its own slot (no two pool connections wait
- * on one counter row), unless the session names the bulk loads' slot (COUNT_SLOT_VARIABLE); SQLite
- * has a single writer and uses slot 0. The table name is an identifier from the collection
- * declarations, never from a request.
+ * The counters move inside the statements that insert and delete (docs/adr/0003-counts-by-triggers.md).
+ * On MySQL each connection bumps its own slot, so no two pool connections wait on one counter row,
+ * unless the session names the bulk loads' slot (COUNT_SLOT_VARIABLE); SQLite uses slot 0.
  */
 export async function addCountTriggers(db: Knex, table: string): Promise<void> {
   const mysql = isMysql(db);

@@ -218,10 +218,10 @@ export async function runPlan(plan: Plan, model: Model, sender: Sender): Promise
 
   // Writes. A precondition is checked before anything else that the write would do. If-Match
   // fails for a missing record (412); If-None-Match holds for it, and the write finds none (404).
-  // An If-None-Match that is no list of entity tags is refused: it would let the write through.
-  if (verb !== 'create' && cond?.header === 'If-None-Match' && cond.malformed) {
-    must(answer.status === 400, `If-None-Match: ${headers['If-None-Match']} is no list of entity tags: want 400`);
-    return void must(named(answer).includes('If-None-Match'), 'the 400 must name If-None-Match');
+  // A conditional header that is no list of entity tags is refused, whichever it is.
+  if (verb !== 'create' && cond?.malformed) {
+    must(answer.status === 400, `${cond.header}: ${headers[cond.header]} is no list of entity tags: want 400`);
+    return void must(named(answer).includes(cond.header), `the 400 must name ${cond.header}`);
   }
   if (verb !== 'create' && cond?.header === 'If-Match') {
     if (!condHolds(cond, Boolean(target))) {
