@@ -4,7 +4,7 @@ import type { Writable } from 'node:stream';
 import { type Collection, collectionNamed } from '../../src/collections';
 import { type DatabaseConfig, databaseWhere } from '../../src/config';
 import { type Db, DEFAULT_POOL, openDb } from '../../src/db/connection';
-import { walkRecords } from '../../src/db/walk';
+import { walkSnapshot } from '../../src/db/walk';
 import { recordSerializer } from '../../src/handlers/serialize';
 import { ndjsonLine } from '../../src/http/export';
 import { loadSpec } from '../../src/spec';
@@ -41,13 +41,14 @@ export async function openForExport(config: DatabaseConfig, name: string): Promi
  * Writes every record of a collection to `out` as NDJSON, one record a line: its write fields and
  * `created_at`/`updated_at` (what `npm run import` reads; the id is the importing database's).
  * Oldest id first, so that an import gives the records ids in the same order. A keyset walk in
- * batches, waiting for `drain`: memory stays flat whatever the size. Returns the number written.
+ * batches, in one read snapshot (walkSnapshot: writes meanwhile are not seen), waiting for
+ * `drain`: memory stays flat whatever the size. Returns the number written.
  */
 export async function exportCollection(db: Db, name: string, out: Writable): Promise<number> {
   const c = collectionToExport(name);
   const serialize = recordSerializer(loadSpec(), c);
   let written = 0;
-  const walk = walkRecords(
+  const walk = walkSnapshot(
     db,
     { table: c.name, searchFields: c.searchFields },
     { terms: [], filters: [], order: [{ column: 'id', desc: false }] },

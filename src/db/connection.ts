@@ -156,6 +156,20 @@ export function withQueryTimeout(db: Db, ms: number | (() => number)): Db {
 }
 
 /**
+ * A pool of at most one connection of its own, with `db`'s settings (session setup, SQLite's
+ * functions) and query timeout: for work that holds a connection for long, such as an export's
+ * snapshot, without taking one of the service's. Destroy it when done.
+ */
+export function openSibling(db: Db): Db {
+  const config = (db.client as Knex.Client).config;
+  const sibling = knex({ ...config, pool: { ...config.pool, min: 0, max: 1 } });
+  // Its statements are reported as `db`'s, to whatever watches those (logs, tests).
+  for (const event of ['query', 'query-error', 'query-response']) sibling.on(event, (...args: unknown[]) => db.emit(event, ...args));
+  const ms = queryTimeouts.get(db);
+  return ms === undefined ? sibling : withQueryTimeout(sibling, ms);
+}
+
+/**
  * `db` whose every call that may start a statement, on it or its transactions, has its result
  * passed through `hook` as it is made; `hook` returns what it does not know unchanged.
  */

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Db } from './connection';
+import { type Db, isMysql, openSibling } from './connection';
 import type { Filter } from './filters';
 import type { OrderKey } from './order';
 import { type Row, seekRecords, type TableSpec } from './records';
@@ -34,5 +34,25 @@ export async function* walkRecords(db: Db, spec: TableSpec, request: WalkRequest
     if (rows.length < limit) return;
     const last = rows[rows.length - 1];
     after = request.order.map((key) => (last[key.column] ?? null) as Knex.Value);
+  }
+}
+
+/**
+ * walkRecords inside one read transaction on a connection of its own: every batch sees the
+ * table as the first did, so a row changed meanwhile is neither repeated nor skipped. MySQL reads
+ * one REPEATABLE READ snapshot, SQLite one WAL read transaction that writers do not wait for.
+ */
+export async function* walkSnapshot(db: Db, spec: TableSpec, request: WalkRequest, options: WalkOptions = {}): AsyncGenerator<Row> {
+  const reader = openSibling(db);
+  try {
+    const trx = await reader.transaction(isMysql(db) ? { isolationLevel: 'repeatable read' } : undefined);
+    try {
+      yield* walkRecords(trx, spec, request, options);
+    } finally {
+      // Read only: ending it either way changes nothing; a connection already lost is let go.
+      await trx.commit().catch(() => undefined);
+    }
+  } finally {
+    await reader.destroy();
   }
 }

@@ -16,7 +16,7 @@ import {
 } from '../db/records';
 import { getSecret } from '../db/secrets';
 import { dbTimestamp } from '../db/time';
-import { walkRecords } from '../db/walk';
+import { walkSnapshot } from '../db/walk';
 import { etag, ifMatchVersions, ifNoneMatchHits, ifNoneMatchVersions, isTagList } from '../http/conditional';
 import { exportFormat, streamExport } from '../http/export';
 import { pageUrl } from '../http/links';
@@ -165,7 +165,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
         return streamExport(res, format, {
           name: c.name,
           columns,
-          records: (signal) => mapRows(walkRecords(db, table, base, { signal }), serialize),
+          records: (signal) => mapRows(walkSnapshot(db, table, base, { signal }), serialize),
         });
       }
       if (query.cursor !== undefined) return listByCursor(ctx, req, res, query, base, pageSize);

@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import { ConcurrencyLimiter } from '../db/searchGate';
 
 /** The export formats a list answers, by media type; JSON (a page) stays the default. */
 export type ExportFormat = 'ndjson' | 'csv';
@@ -51,6 +52,24 @@ export function csvLine(columns: readonly string[], record: Record<string, unkno
  * walk before its next query. HEAD reads the first batch only (its failure is still a problem).
  */
 export async function streamExport(
+  res: Response,
+  format: ExportFormat,
+  options: { name: string; columns: readonly string[]; records: (signal: AbortSignal) => AsyncIterable<Record<string, unknown>> },
+): Promise<void> {
+  // Past the limit an export waits for one to end; a 503 (Retry-After) only if none does in time.
+  await exportLimiter.run(Date.now() + EXPORT_WAIT_MS, () => streamRecords(res, format, options));
+}
+
+/**
+ * Exports at once per process. Each reads its snapshot on a database connection of its own
+ * (walkSnapshot), held as long as its client reads: unbounded, they would use up the server's
+ * connections, and the service's own pool with them.
+ */
+export const EXPORTS_AT_ONCE = 4;
+const EXPORT_WAIT_MS = 10_000;
+const exportLimiter = new ConcurrencyLimiter(() => EXPORTS_AT_ONCE);
+
+async function streamRecords(
   res: Response,
   format: ExportFormat,
   options: { name: string; columns: readonly string[]; records: (signal: AbortSignal) => AsyncIterable<Record<string, unknown>> },

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { seekRecords } from '../../../src/db/records';
-import { walkRecords, type WalkRequest } from '../../../src/db/walk';
+import { walkRecords, walkSnapshot, type WalkRequest } from '../../../src/db/walk';
 import { DEFAULT_ORDER, type OrderKey } from '../../../src/db/order';
 import { seedCollection } from '../../../scripts/seed/index';
 import { startTestApp, type TestApp } from '../../helpers/app';
@@ -88,4 +88,43 @@ test('a client that stops reading holds the walk (backpressure); one that discon
   expect(posts()).toBe(paused);
   const complete = await fetch(`${app.url}/api/posts/`, { headers: { accept: 'application/x-ndjson' } });
   expect((await complete.text()).split('\n').length - 1).toBe(ROWS);
+});
+
+// An export ordered by updated_at while records were patched repeated rows (a patched
+// row moved ahead of the walk and was read again). A snapshot walk reads every batch as the first
+// one saw the table, on both databases, while the writes go on and commit.
+describe('a walk beside writes', () => {
+  const order = [by('updated_at'), by('id')];
+  const request: WalkRequest = { terms: [], filters: [{ column: 'id', op: 'lte', value: 300 }], order };
+  const touch = (from: number, to: number, stamp: string) =>
+    app.database
+      .db('posts')
+      .whereBetween('id', [from, to])
+      .update({ updated_at: stamp, version: app.database.db.raw('version + 1') });
+
+  async function walkWhilePatching(walk: typeof walkRecords): Promise<number[]> {
+    const seen: number[] = [];
+    let stamp = Date.parse('2030-01-01T00:00:00.000Z');
+    for await (const row of walk(app.database.db, table, request, { batchSize: 50 })) {
+      seen.push(Number(row.id));
+      // Without a snapshot the walk would chase the rows moved ahead of it for ever.
+      if (seen.length >= 600) break;
+      // After each batch, every row of this walk's range is made the newest: ahead of the walk.
+      if (seen.length % 50 === 0) await touch(1, 300, new Date((stamp += 1000)).toISOString().replace('T', ' ').slice(0, 23));
+    }
+    return seen;
+  }
+
+  test('without a snapshot, rows are repeated (what the snapshot prevents)', async () => {
+    const seen = await walkWhilePatching(walkRecords);
+    expect(new Set(seen).size).toBeLessThan(seen.length);
+  });
+
+  test('in a snapshot, each row once, as the table was when the walk began; the writes are committed', async () => {
+    const before = (await seekRecords(app.database.db, table, { ...request, backward: false, limit: 1000 })).map((r) => Number(r.id));
+    const seen = await walkWhilePatching(walkSnapshot);
+    expect(seen).toEqual(before);
+    const [{ newest }] = await app.database.db('posts').where('id', '<=', 300).min({ newest: 'updated_at' });
+    expect(String(newest) > '2030').toBe(true);
+  });
 });
