@@ -510,7 +510,7 @@ sqliteOnly('SQLite: writing the file directly', () => {
 
 // MySQL: an import's transaction bumps the count triggers' row for bulk loads, which no live
 // connection maps to. It bumped its connection's slot, held it to its commit, and the service's
-// creates whose connections mapped to that slot waited and failed (issue 44: 3 of 12 creates).
+// creates whose connections mapped to that slot waited and failed.
 const mysqlOnly = dialect === 'mysql' ? describe : describe.skip;
 mysqlOnly('MySQL: an import beside live writes', () => {
   test('creates on connections of every count slot go through while an import is open, and counts stay exact', async () => {
