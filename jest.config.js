@@ -12,6 +12,7 @@ const SQLITE_ONLY = [
   'tests/integration/http/requestContext.test.ts', // request ids and the access log
   'tests/integration/http/server.test.ts', // sockets, timeouts and keep-alive
   'tests/integration/http/validation.test.ts', // path, query and Unicode checks
+  'tests/integration/http/links.test.ts', // which host absolute links name
   'tests/integration/generated/client.test.ts', // the typed client's compile-time shapes
   'tests/e2e/consumers/', // generated SDKs and Prism: about types, not storage
   'tests/e2e/service/logger.test.ts',

@@ -23,8 +23,12 @@ import { loadSpec, readSpecText } from './spec';
 export interface AppOptions {
   db: Db;
   bodyLimit: number;
-  /** Host for absolute links when a request's Host header is missing or not sane. */
+  /** Host for absolute links when a request's Host header is missing or not allowed. */
   fallbackHost: string;
+  /** PUBLIC_URL's origin: every absolute link starts with it. */
+  publicUrl?: string;
+  /** Host values that links may repeat besides loopback names (ALLOWED_HOSTS). */
+  allowedHosts?: readonly string[];
   /** Request lines and unexpected errors (which never reach the client). Default: silent. */
   logger?: Logger;
   /** Bearer tokens that operations with a security requirement need; none: the API is open. */
@@ -70,7 +74,11 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
       return ajv;
     },
     handlers: {
-      ...operationHandlers({ db: options.db, spec, fallbackHost: options.fallbackHost }),
+      ...operationHandlers({
+        db: options.db,
+        spec,
+        links: { publicUrl: options.publicUrl, allowedHosts: options.allowedHosts ?? [], fallbackHost: options.fallbackHost },
+      }),
       ...serviceHandlers({ db: options.db, specText, specJson: JSON.stringify(spec), metrics: metrics.registry }),
     },
   });

@@ -52,6 +52,10 @@ export interface Config {
   redis: RedisConfig | undefined;
   /** The start of the rate limit's Redis keys: instances whose prefix is the same share a quota. */
   rateLimitPrefix: string;
+  /** PUBLIC_URL's origin, which every absolute link starts with; undefined: links follow allowed Hosts. */
+  publicUrl: string | undefined;
+  /** ALLOWED_HOSTS: Host values links may repeat besides loopback names, lower case. */
+  allowedHosts: string[];
   /** Proxy hops in front of the service whose X-Forwarded-For is believed (0: none). */
   trustProxy: number;
   shutdownTimeoutMs: number;
@@ -99,10 +103,41 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : undefined,
     redis: parseRedisUrl(env.REDIS_URL),
     rateLimitPrefix: parseRateLimitPrefix(env.RATE_LIMIT_PREFIX, database),
+    publicUrl: parsePublicUrl(env.PUBLIC_URL),
+    allowedHosts: parseAllowedHosts(env.ALLOWED_HOSTS ?? ''),
     trustProxy: parseInteger('TRUST_PROXY', env.TRUST_PROXY || '0', 0, 10),
     shutdownTimeoutMs: parseInteger('SHUTDOWN_TIMEOUT_MS', env.SHUTDOWN_TIMEOUT_MS || '10000', 100, 3_600_000),
     workers: parseInteger('WEB_CONCURRENCY', env.WEB_CONCURRENCY || String(availableParallelism()), 1, 256),
   };
+}
+
+/** `https://api.example.com` (scheme, host and port only): the origin links are built on. */
+function parsePublicUrl(value: string | undefined): string | undefined {
+  if (!value) return undefined;
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    throw new ConfigError(`PUBLIC_URL: "${value}" is not a URL such as https://api.example.com`);
+  }
+  if (!['http:', 'https:'].includes(url.protocol) || url.username || url.password || url.pathname !== '/' || url.search || url.hash)
+    throw new ConfigError(
+      `PUBLIC_URL: "${value}" must be an http(s) origin such as https://api.example.com (no path, query or credentials)`,
+    );
+  return url.origin;
+}
+
+/** `api.example.com, api.example.com:8443`: Host values that links may repeat. */
+function parseAllowedHosts(value: string): string[] {
+  return value
+    .split(',')
+    .map((h) => h.trim().toLowerCase())
+    .filter(Boolean)
+    .map((h) => {
+      if (!/^[a-z0-9.\-_~]+(:\d{1,5})?$|^\[[0-9a-f:.]+\](:\d{1,5})?$/.test(h))
+        throw new ConfigError(`ALLOWED_HOSTS: "${h}" is not a host name, optionally with :port`);
+      return h;
+    });
 }
 
 function parseLogLevel(value: string): LogLevel {

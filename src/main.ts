@@ -52,6 +52,8 @@ async function main(): Promise<void> {
     db,
     bodyLimit: config.bodyLimit,
     fallbackHost: `${config.host}:${config.port}`,
+    publicUrl: config.publicUrl,
+    allowedHosts: config.allowedHosts,
     logger,
     apiTokens: config.apiTokens,
     corsOrigins: config.corsOrigins,

@@ -19,7 +19,7 @@ import { dbTimestamp } from '../db/time';
 import { walkSnapshot } from '../db/walk';
 import { etag, ifMatchVersions, ifNoneMatchHits, ifNoneMatchVersions, isTagList } from '../http/conditional';
 import { exportFormat, streamExport } from '../http/export';
-import { pageUrl } from '../http/links';
+import { type LinkOrigin, pageUrl } from '../http/links';
 import { sendJson, stringifier } from '../http/json';
 import { HttpProblem, invalid } from '../http/problem';
 import { createIdempotently } from './idempotency';
@@ -33,7 +33,7 @@ export interface HandlerDeps {
   db: Db;
   spec: OpenAPIV3.Document;
   /** Host for absolute links when the request's Host header is missing or not sane. */
-  fallbackHost: string;
+  links: LinkOrigin;
 }
 
 /** A query parameter's default, from the (dereferenced) operation the request was routed to. */
@@ -122,7 +122,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
     const hasNext = backward ? after !== undefined : more;
     const hasPrevious = backward ? more : after !== undefined;
     const link = (direction: 'n' | 'p', values: unknown[]) =>
-      pageUrl(req, 'cursor', encodeCursor(secret, direction, values, print), deps.fallbackHost);
+      pageUrl(req, 'cursor', encodeCursor(secret, direction, values, print), deps.links);
     const first = page.length ? boundary(page[0], base.order) : after;
     const last = page.length ? boundary(page[page.length - 1], base.order) : after;
     const body = {
@@ -178,8 +178,8 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       }
       const body = {
         count: result.count,
-        next: page * pageSize < result.count ? pageUrl(req, 'page', page + 1, deps.fallbackHost) : null,
-        previous: page > 1 ? pageUrl(req, 'page', page - 1, deps.fallbackHost) : null,
+        next: page * pageSize < result.count ? pageUrl(req, 'page', page + 1, deps.links) : null,
+        previous: page > 1 ? pageUrl(req, 'page', page - 1, deps.links) : null,
         results: result.rows.map(serialize),
       } as PageOf<ResourceName>;
       sendPage(ctx, res, body);

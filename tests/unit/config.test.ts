@@ -55,6 +55,18 @@ describe('loadConfig', () => {
       },
     ],
     ['cors for any origin', { given: { CORS_ORIGINS: '*' }, want: { corsOrigins: ['*'] } }],
+    ['no public URL, no allowed hosts by default', { given: {}, want: { publicUrl: undefined, allowedHosts: [] } }],
+    [
+      'a public URL, as its origin',
+      { given: { PUBLIC_URL: 'https://API.example.com:8443/' }, want: { publicUrl: 'https://api.example.com:8443' } },
+    ],
+    [
+      'allowed hosts, lower case',
+      {
+        given: { ALLOWED_HOSTS: 'API.example.com, api.example.com:8443,[::1]:3000' },
+        want: { allowedHosts: ['api.example.com', 'api.example.com:8443', '[::1]:3000'] },
+      },
+    ],
     ['rate limit', { given: { RATE_LIMIT_PER_MINUTE: '120' }, want: { rateLimitPerMinute: 120 } }],
     ['empty rate limit: none', { given: { RATE_LIMIT_PER_MINUTE: '' }, want: { rateLimitPerMinute: undefined } }],
     // An empty variable is an unset one, for every setting (a compose file's `PORT=`).
@@ -134,6 +146,19 @@ describe('loadConfig', () => {
     [
       'a cors origin that is no url',
       { given: { CORS_ORIGINS: 'app.example.com' }, want: /^CORS_ORIGINS: "app.example.com" is not an origin/ },
+    ],
+    [
+      'a public URL with a path',
+      { given: { PUBLIC_URL: 'https://api.example.com/v1' }, want: /^PUBLIC_URL: .* must be an http\(s\) origin/ },
+    ],
+    ['a public URL that is no URL', { given: { PUBLIC_URL: 'api.example.com' }, want: /^PUBLIC_URL: "api.example.com" is not a URL/ }],
+    [
+      'a public URL of another scheme',
+      { given: { PUBLIC_URL: 'ftp://api.example.com' }, want: /^PUBLIC_URL: .* must be an http\(s\) origin/ },
+    ],
+    [
+      'an allowed host with a path',
+      { given: { ALLOWED_HOSTS: 'api.example.com/x' }, want: /^ALLOWED_HOSTS: "api.example.com\/x" is not a host name/ },
     ],
     ['* with other origins', { given: { CORS_ORIGINS: '*,https://a.example' }, want: /^CORS_ORIGINS: "\*" allows every origin/ }],
     ['rate limit of zero', { given: { RATE_LIMIT_PER_MINUTE: '0' }, want: /^RATE_LIMIT_PER_MINUTE must be between 1 and 1000000, got 0$/ }],
