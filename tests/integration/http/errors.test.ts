@@ -292,10 +292,23 @@ describe('with the default 1 MiB body limit', () => {
     test.each([
       ['one byte over 1 MiB', { given: limit + 1, want: { status: 413 } }],
       ['2 MiB', { given: 2 * limit, want: { status: 413 } }],
+      ['50 MiB', { given: 50 * limit, want: { status: 413 } }],
     ] as const)('%s', async (_, { given, want }) => {
       const before = await count(name);
       const res = await app.request('POST', `/api/${name}/`, { raw: padded(f.valid(500), given) });
       expectProblem(res, want.status);
+      expect(await count(name)).toBe(before);
+    });
+
+    // A gzip bomb: 64 KiB on the wire that inflates far past the limit is refused as too large,
+    // without the whole of it being inflated.
+    test('gzip that inflates past the limit', async () => {
+      const before = await count(name);
+      const res = await app.request('POST', `/api/${name}/`, {
+        raw: gzipSync(Buffer.from(padded(f.valid(502), 64 * limit))),
+        headers: { 'Content-Type': 'application/json', 'Content-Encoding': 'gzip' },
+      });
+      expectProblem(res, 413);
       expect(await count(name)).toBe(before);
     });
 

@@ -28,6 +28,19 @@ test.each([
   ['a URL over 16 KiB', { given: `GET /api/posts/?cursor=${big} HTTP/1.1\r\nHost: x\r\n\r\n`, want: 431 }],
   ['an unknown method', { given: 'FOO /api/posts/ HTTP/1.1\r\nHost: x\r\nX-Request-Id: mine-1\r\n\r\n', want: 400 }],
   ['a request line that is no HTTP', { given: 'hello there\r\n\r\n', want: 400 }],
+  // Framings that a proxy in front could read otherwise than Node does (request smuggling).
+  [
+    'Content-Length beside Transfer-Encoding',
+    { given: 'POST /api/posts/ HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', want: 400 },
+  ],
+  [
+    'two Content-Length values',
+    { given: 'POST /api/posts/ HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}', want: 400 },
+  ],
+  [
+    'a Transfer-Encoding that does not end in chunked',
+    { given: 'POST /api/posts/ HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, identity\r\n\r\n0\r\n\r\n', want: 400 },
+  ],
   // The client stays connected (it does not end its side) and never ends its headers.
   [
     'headers that do not arrive in time',
