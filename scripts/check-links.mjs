@@ -6,10 +6,6 @@ import { existsSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { dirname, extname, join, relative, resolve } from 'node:path';
 
 const DEFAULT = ['README.md', 'BENCHMARKS.md', 'docs'];
-// Pages being written on other branches (issue 42): a link to one of them warns while it is
-// missing instead of failing. Take an entry out once its page has landed.
-const PENDING = new Set(['docs/security.md']);
-const warnings = [];
 
 /** The Markdown files named, folders searched recursively. */
 function markdownFiles(paths) {
@@ -93,9 +89,7 @@ export function brokenLinks(file) {
         continue;
       }
       if (!existsSync(where)) {
-        const pending = relative(process.cwd(), where);
-        if (PENDING.has(pending)) warnings.push(`${relative(process.cwd(), file)}:${i + 1}: ${target}: not written yet`);
-        else say('no such file');
+        say('no such file');
         continue;
       }
       if (anchor !== undefined && anchor !== '') {
@@ -112,7 +106,6 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const args = process.argv.slice(2);
   const files = markdownFiles(args.length ? args : DEFAULT);
   const problems = files.flatMap(brokenLinks);
-  for (const w of new Set(warnings)) console.warn(`warning: ${w}`);
   for (const p of problems) console.error(p);
   if (problems.length) {
     console.error(`check-links: ${problems.length} broken link(s) in ${files.length} file(s)`);
