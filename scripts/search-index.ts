@@ -1,10 +1,6 @@
-// `npm run search-index`: on MySQL, indexes the records that the word index lists as pending
-// (src/db/wordIndex.ts) at once: those a table held when migration 006 or 008 made its index,
-// and any written since that no running service has indexed yet. Search is exact meanwhile
-// (pending records are checked with the scan's predicate), only slower. Resumable: each batch is
-// one transaction. Then it chooses each table's dense words (src/db/denseWords.ts). On SQLite,
-// whose triggers index every write, it takes out of the token index's vocabulary the tokens no
-// record holds any more (src/db/tokens.ts).
+// `npm run search-index`: on MySQL, indexes every record the word index lists as pending (search
+// stays exact meanwhile, only slower; each batch is one transaction) and chooses the dense words;
+// on SQLite, removes from the token vocabulary the tokens no record holds any more.
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { collectionNamed, collections } from '../src/collections';

@@ -156,7 +156,7 @@ function send(agent: Agent, base: URL, call: Call): Promise<{ status: number; bo
   });
 }
 
-/** A body whose chunked encoding breaks, on a socket of its own: answered 400 at once (issue 44). */
+/** A body whose chunked encoding breaks, on a socket of its own: answered 400 at once. */
 function brokenChunk(base: URL): Promise<number> {
   return new Promise((resolveStatus) => {
     const socket = connect(Number(base.port), base.hostname, () =>

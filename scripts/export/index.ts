@@ -38,11 +38,8 @@ export async function openForExport(config: DatabaseConfig, name: string): Promi
 }
 
 /**
- * Writes every record of a collection to `out` as NDJSON, one record a line: its write fields and
- * `created_at`/`updated_at` (what `npm run import` reads; the id is the importing database's).
- * Oldest id first, so that an import gives the records ids in the same order. A keyset walk in
- * batches, in one read snapshot (walkSnapshot: writes meanwhile are not seen), waiting for
- * `drain`: memory stays flat whatever the size. Returns the number written.
+ * Writes a collection to `out` as NDJSON, what `npm run import` reads: oldest id first, from one
+ * read snapshot, waiting for `drain` so memory stays flat. Returns the number written.
  */
 export async function exportCollection(db: Db, name: string, out: Writable): Promise<number> {
   const c = collectionToExport(name);

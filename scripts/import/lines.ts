@@ -15,11 +15,9 @@ const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 export class LineTooLong extends Error {}
 
 /**
- * The file's lines, a chunk's worth at a time. A line whose bytes are not UTF-8 is undefined,
- * and it is the last one given. Only the bytes after a chunk's last line end are kept for the
- * next: whatever the file's line ends (\n, \r\n, or a lone \r as old Mac files have), memory
- * holds a chunk and the line that runs on past it, which stops at `maxLineBytes` (LineTooLong: a
- * file with no line end, such as one JSON array, is not read whole).
+ * The file's lines (\n, \r\n or \r), a chunk at a time; a line that is not UTF-8 is undefined
+ * and the last given. Memory holds a chunk and one line, which may not pass `maxLineBytes`
+ * (LineTooLong), so a file with no line end is never read whole.
  */
 export async function* utf8Lines(file: string, maxLineBytes = Infinity): AsyncGenerator<(string | undefined)[]> {
   let pending: Buffer[] = [];

@@ -116,15 +116,9 @@ async function writeSqlite(db: Db, rows: AsyncIterable<Value[]>, options: WriteO
 }
 
 /**
- * Through the WAL, a load's pages are written twice: into the log as the transaction spills and
- * commits, then into the file by the checkpoint (4 GB of FTS5 index for 1,000,000 posts). With a
- * rollback journal, pages added past the file's end go into it once, and the journal keeps only
- * the pages the file had (so a crash still rolls the load back): the import of 1,000,000 posts
- * took 233 s against 284 (BENCHMARKS.md). But a connection that opens the file meanwhile (a
- * service's first request) cannot set WAL, and fails until the load ends: hence only when the
- * caller says nothing else uses the file (`--exclusive`). Leaving WAL needs the file to itself:
- * when another connection has it open, the load stays in WAL and this returns undefined. Else
- * it returns what puts WAL back once the load ends.
+ * With `--exclusive`, loads through a rollback journal, which writes each new page once where WAL
+ * writes it twice (BENCHMARKS.md); no other connection may open the file meanwhile. Returns what
+ * puts WAL back, or undefined when another connection holds the file and the load stays in WAL.
  */
 function directly(conn: BetterSqlite3.Database): (() => void) | undefined {
   try {

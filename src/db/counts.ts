@@ -5,9 +5,8 @@ import type { Queryable } from './records';
 export const COUNT_SLOTS = 16;
 
 /**
- * MySQL: the counter row that bulk loads (import, seed) bump instead, one past the slots that
- * live connections map to (012). A load holds its row until it commits: on a live slot, the
- * service's creates that mapped to it waited and got 503 (issue 44).
+ * MySQL: the counter row bulk loads (import, seed) bump, one past the live connections' slots
+ * (012): a load holds its row until it commits, and on a live slot creates waited on it.
  */
 export const BULK_COUNT_SLOT = COUNT_SLOTS;
 

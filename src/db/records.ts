@@ -290,11 +290,9 @@ function restrict(query: Knex.QueryBuilder, condition: VersionCondition): boolea
 }
 
 /**
- * Returns the updated row, or undefined when no record has this id (and accepted version).
- *
- * Outside a transaction, most updates take two statements: read the row, then write it on the
- * condition that its version is still the one read (cheaper than a transaction's four round
- * trips); a transaction remains for another write landing between the two.
+ * Returns the updated row, or undefined when no record has this id (and accepted version). A read
+ * then a write conditioned on the version read is cheaper than a transaction's four round trips;
+ * a transaction remains for a write that lands between the two.
  */
 export async function updateRecord(
   db: Queryable,

@@ -68,13 +68,9 @@ async function firstKnownCollation(db: Db | Knex.Transaction): Promise<string | 
 export const READ_AS_REPLACEMENT = /[\p{Cs}\uFFFD-\uFFFF]/u;
 
 /**
- * The scan's predicate, the definition of a match: every term a plain substring (never a
- * wildcard) of some search field's case fold. MySQL: INSTR with LOWER in a foldCollation;
- * SQLite: search_holds (connection.ts).
- *
- * `likely` (SQLite): the rows mostly hold the terms (a probe's candidates). SQLite's own LIKE is
- * tried first: what it finds, the fold finds too, and it is cheaper; a row it misses still goes to
- * search_holds. On rows that mostly miss it costs more, so scans do without it.
+ * The scan's predicate, the definition of a match: every term a substring of some search field's
+ * case fold. With `likely` (SQLite, rows that mostly match) SQLite's cheaper LIKE is tried first;
+ * a row it misses still goes to search_holds.
  */
 export function applySearch(
   query: Knex.QueryBuilder,

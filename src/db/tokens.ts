@@ -162,11 +162,9 @@ export function decidingTerms(folded: readonly string[]): string[] {
 }
 
 /**
- * The FTS5 query on the token index that finds the records holding every (folded, eligible) term:
- * per term, the OR of the vocabulary's tokens that contain it. '' when some term is in no token
- * (nothing matches); undefined, for the trigram index or the scan to answer, when a term is in more
- * than searchTuning.termTokens tokens, has under 3 characters, or the query would pass
- * searchTuning.tokenQueryChars (tokens are long: a short search could make a huge query).
+ * The FTS5 query for records holding every term: per term, the OR of the tokens containing it.
+ * '' when a term is in no token; undefined (the trigram index or the scan answers) when a term is
+ * too short, in too many tokens, or the query would grow too long (searchTuning).
  */
 export async function tokenQuery(db: Db | Knex.Transaction, table: string, folded: readonly string[]): Promise<string | undefined> {
   const { vocab, grams } = tokenTables(table);

@@ -305,11 +305,9 @@ async function insertDocs(
 const KNOWN_WORDS = 500_000;
 
 /**
- * Brings the docs rows of pending records up to date, a batch at a time: a new or changed record
- * gets a new docs row (a new doc id), a deleted one loses its row. Two transactions per batch:
- * the first removes the batch's docs rows, the second writes the new ones and takes the batch off
- * the pending list (docs/adr/0011-word-index-own-codes.md). An indexer waits at the first pending
- * row another holds. Returns how many were indexed.
+ * Brings pending records' docs rows up to date, a batch at a time, in two transactions per batch
+ * (docs/adr/0011-word-index-own-codes.md); an indexer waits at the first pending row another
+ * holds. Returns how many were indexed.
  */
 export async function indexPending(
   db: Knex,

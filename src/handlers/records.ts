@@ -137,8 +137,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
   const condition = (req: Request): VersionCondition => {
     const match = req.get('if-match');
     const noneMatch = req.get('if-none-match');
-    // A header that is no list of tags names none; refused, so that a typo is told apart from
-    // an edit by someone else (If-Match was a 412 for it, issue 44).
+    // A header that is no list of tags is refused, so a typo is told apart from someone's edit.
     const malformed = [
       ...(match !== undefined && !isTagList(match) ? ['If-Match'] : []),
       ...(noneMatch !== undefined && !isTagList(noneMatch) ? ['If-None-Match'] : []),

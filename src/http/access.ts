@@ -15,12 +15,9 @@ const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
 const digest = (token: string) => createHash('sha256').update(token).digest();
 
 /**
- * Requires `Authorization: Bearer <token>` on every operation whose security names a scheme, and
- * on every /api/ path that has no operation (so that unknown paths cannot be probed). The spec
- * lists `{}` beside `bearerAuth` because a deployment may run open; this middleware runs only
- * when tokens are configured, and then a token is required wherever the spec accepts one.
- * Tokens are compared as SHA-256 digests in constant time, and every token is compared, so
- * neither the time taken nor an early exit tells how much of a guess was right.
+ * Requires a bearer token on every operation whose security names a scheme, and on every /api/
+ * path with no operation, so unknown paths cannot be probed. Tokens are compared as SHA-256
+ * digests in constant time, all of them, so timing tells nothing about a guess.
  */
 export function bearerAuth(tokens: readonly string[]): Middleware {
   const known = tokens.map(digest);
@@ -121,11 +118,9 @@ export interface CorsAllowed {
 }
 
 /**
- * From the spec's operations: their methods, every header parameter (If-Match, Idempotency-Key,
- * ...) and every response header (ETag, Location, ...), so that what the spec adds reaches
- * browsers without a list here to keep. Authorization and Content-Type are never header
- * parameters in OpenAPI (its security schemes and request bodies stand for them), so they are
- * added, and HEAD is answered wherever GET is.
+ * CORS methods and headers from the spec's operations, so what the spec adds reaches browsers with
+ * no list to keep; Authorization and Content-Type (never header parameters in OpenAPI) are added,
+ * and HEAD goes wherever GET is.
  */
 export function corsAllowed(operations: readonly Operation[]): CorsAllowed {
   const methods = new Set<string>();

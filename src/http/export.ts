@@ -45,11 +45,9 @@ export function csvLine(columns: readonly string[], record: Record<string, unkno
 }
 
 /**
- * Streams records as NDJSON or CSV. The first batch is read before the status is sent, so that a
- * database failure at the start is still a problem+json answer; later failures can only cut the
- * connection (the truncated body has no terminating chunk, so a client sees it failed). Writes
- * wait for `drain` (backpressure: memory holds one batch), and a client that goes away aborts the
- * walk before its next query. HEAD reads the first batch only (its failure is still a problem).
+ * Streams records as NDJSON or CSV with backpressure. The first batch is read before the status,
+ * so a failure at the start is still a problem; a later one cuts the connection (no final chunk).
+ * HEAD reads the first batch only.
  */
 export async function streamExport(
   res: Response,

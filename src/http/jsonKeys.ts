@@ -22,11 +22,9 @@ interface Frame {
 const WHITE_SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
 
 /**
- * The path of the first key that an object of this JSON text has twice (`title`, `a.b`), or
- * undefined. JSON.parse keeps the last value, while a proxy or another parser may keep the
- * first: both must see one body. The text must have parsed already; this is one pass over its
- * bytes (UTF-8 bytes of characters past ASCII never equal the ASCII ones it looks for), and only
- * a key with an escape is decoded, so that `"titl\u0065"` is `title`.
+ * The path of the first key an object of this already parsed JSON has twice (`title`, `a.b`), or
+ * undefined: JSON.parse keeps the last value, a proxy may keep the first. One pass over the bytes;
+ * only keys with an escape are decoded (`"titl\u0065"` is `title`).
  */
 export function duplicateKey(buf: Buffer): string | undefined {
   const stack: Frame[] = [];

@@ -60,17 +60,9 @@ const BODY_NEVER_COMES = new Set(['ERR_HTTP_REQUEST_TIMEOUT', 'HPE_INVALID_EOF_S
 const BROKEN_BODY: [number, string] = [400, 'The request body is not valid HTTP: its chunked encoding does not parse'];
 
 /**
- * Node answers a request it cannot parse (headers over 16 KiB, a malformed request line) or that
- * did not arrive in time (server.headersTimeout, requestTimeout) with a bare status and no body;
- * the contract wants problem+json for every error, with a request id and the security headers of
- * every other answer, so it is written here. Its headers cannot be read, so the id is one the
- * service makes; except for a body that did not arrive in time, which the app answers (answerWith).
- *
- * A keep-alive client may pipeline its next request while the ones before are still being
- * answered, and reads the answers in the order of its requests. So the error waits for the
- * answers before it, and is written after them. As Node's own handler does, nothing is written
- * when one of them has already begun (its bytes are on the wire, and the rest may never come):
- * the connection is cut instead.
+ * Answers what Node cannot parse or that came too late as problem+json (Node writes a bare status),
+ * after any answers a pipelining client still awaits; if one of those has begun, the connection is
+ * cut instead, as Node's own handler does.
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, open: ReadonlySet<ServerResponse>): void {
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
@@ -82,11 +74,8 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, open: Rea
   const answers = [...open].filter((res) => res.req.socket === socket && !res.writableFinished);
   if (answers.some((res) => res.headersSent)) return void socket.destroy();
   const [status, detail] = CLIENT_ERRORS.get(err.code) ?? [400, 'The request is not valid HTTP'];
-  // Headers that arrived, then a body that did not: the request is the app's already, with the
-  // client's id and a log line to come. It is answered there, so that the client, the log and
-  // the metrics all see the 408 (or 400) under one id; Node writes it after the answers before it.
-  // Any parse error inside a body counts too (a broken chunk size): the parser stops there, so the
-  // body never ends, and Node's timeouts skip a failed parser; it waited past them and shutdown.
+  // Headers arrived but the body did not (or broke: a failed parser is skipped by Node's timeouts,
+  // so it would wait for ever): the app answers it, so client, log and metrics share one id.
   const late = answers.find((res) => !res.req.complete);
   if (late) {
     const [lateStatus, lateDetail] = BODY_NEVER_COMES.has(err.code ?? '') ? [status, detail] : BROKEN_BODY;

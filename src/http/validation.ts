@@ -84,7 +84,7 @@ export function malformedStrings(body: unknown): FieldError[] {
 }
 
 const INTEGER = /^-?[0-9]+$/;
-/** A path's integer as the service writes it: `01` would be a second URL of record 1 (issue 44). */
+/** A path's integer as the service writes it: `01` would be a second URL of record 1. */
 const CANONICAL_INTEGER = /^(0|-?[1-9][0-9]*)$/;
 
 /**

@@ -1,9 +1,6 @@
 /**
- * `work`'s outcome if it settles within `ms`; otherwise rejects, at `ms`, with what `timedOut`
- * returns (called then, so it may also note that the work was abandoned). The timer stops when
- * the work settles: it does not hold the process open after. Abandoned work may still fail
- * later, and nobody is left to handle that: its rejection is dropped rather than reported as
- * unhandled.
+ * `work`'s outcome if it settles within `ms`; else rejects at `ms` with `timedOut()`. The timer
+ * does not hold the process open, and a rejection of abandoned work is dropped, not unhandled.
  */
 export function within<T>(work: Promise<T>, ms: number, timedOut: () => Error): Promise<T> {
   return new Promise<T>((resolve, reject) => {
