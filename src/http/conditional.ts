@@ -17,10 +17,8 @@ interface TagList {
 const ELEMENT = /[ \t]*(?:(\*)|(W\/)?"([^"]*)")?[ \t]*(?:,|$)/y;
 
 /**
- * The header as a list of entity tags, or undefined when it is not such a list (`w/"3"`,
- * `junk"4"`). Such a header names none: an If-Match then matches nothing (412, nothing changes),
- * an If-None-Match never hits. A tag picked out of the middle of it would let a write through on
- * a typo.
+ * The header as a list of entity tags, or undefined when it is not one (`w/"3"`, `junk"4"`): a
+ * tag picked out of such a header would let a write through on a typo.
  */
 function parseTags(header: string): TagList | undefined {
   const tags: TagList['tags'] = [];

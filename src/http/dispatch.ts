@@ -30,10 +30,8 @@ export function dispatch(api: OpenAPIBackend, extraErrors: ExtraErrors) {
         method: req.method === 'HEAD' ? 'GET' : req.method,
         path: req.path,
         query: params.query,
-        // jsonBody has taken out the fields the service sets. A body that is a JSON string goes
-        // as its JSON text: openapi-backend parses a string body once more and validates what it
-        // holds, so `"{\"title\": ...}"` passed as an object and reached the handler as a string
-        // (a 500). Parsed back, it is the string again.
+        // A body that is a JSON string goes as its JSON text: openapi-backend parses a string body
+        // again, so `"{\"title\": ...}"` would be validated as an object and reach us as a string.
         body: typeof req.body === 'string' ? JSON.stringify(req.body) : (req.body as unknown),
         headers: req.headers as Record<string, string>,
       };

@@ -36,10 +36,8 @@ function originOf(req: Request, links: LinkOrigin): string {
 export function pageUrl(req: Request, param: 'page' | 'cursor', value: string | number, links: LinkOrigin): string {
   const origin = originOf(req, links);
   const { path, query } = sentTarget(req);
-  // The parts are copied as sent, empty ones too, and the value is set where the parameter was
-  // first: decoded and encoded again, `x=%FF` came back as U+FFFD; and Express reads the first
-  // 1,000 parts only, so a part dropped or moved changed what a link asked for (a `page` moved
-  // past them was not read, and `next` gave page 1).
+  // Parts are copied as sent (re-encoding changed `x=%FF`), and the value stays where the
+  // parameter was: Express reads only the first 1,000 parts, so a moved `page` would go unread.
   const set = `${param}=${encodeURIComponent(String(value))}`;
   let placed = false;
   const parts = (query ? query.split('&') : []).flatMap((part) => {
