@@ -100,9 +100,8 @@ export function sqliteBulkIndex(
 
 export interface SearchPlan {
   /**
-   * Narrows a query on the table to the records holding every term. With `walk`, SQLite is kept
-   * from reading the matches by id first (it then sorts all of their rows): it walks the query's
-   * order and tests each row's id against the matches (see matches.ts); MySQL decides alone.
+   * Narrows a query on the table to the records holding every term. `walk` keeps SQLite from
+   * reading matches by id first (then sorting all their rows): it walks the order (matches.ts).
    */
   apply(query: Knex.QueryBuilder, walk?: boolean): void;
   /**
@@ -141,10 +140,9 @@ export interface SearchPlan {
 export const SNAPSHOT_TRIES = 3;
 
 /**
- * Runs a search's statements (look-ups, count, page) in one snapshot, so that a record indexed
- * between the plan and the page is not missed by both. On MySQL, FULLTEXT applies a removal as
- * soon as it commits (REMOVALS): a search during which one committed is run again, and the last
- * try holds removals off until it ends. On SQLite, one read transaction.
+ * Runs a search's statements in one snapshot, so a record indexed between plan and page is not
+ * missed by both. MySQL's FULLTEXT applies removals at once (REMOVALS): a search that saw one
+ * committed runs again, the last try holding them off.
  */
 export async function inSearchSnapshot<T>(db: Db, table: string, work: (db: Db) => Promise<T>): Promise<T> {
   if (!indexedFields(table) || inTransaction(db)) return work(db);
