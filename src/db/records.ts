@@ -113,9 +113,8 @@ function idsFirst(db: Db, plan: SearchPlan, walk: boolean): boolean {
 }
 
 /**
- * A page of `query` (on the table, narrowed to the matches) in `order`. `idsFirst`: the page's
- * ids are read first, and then its rows by primary key, so that the rows passed over or sorted
- * are read for their keys only.
+ * A page of `query` (narrowed to the matches) in `order`. `idsFirst`: ids first, then rows by
+ * primary key, so rows passed over or sorted are read for their keys only.
  */
 async function pageRows(
   db: Db,
@@ -157,9 +156,9 @@ async function rowsOf(db: Db, table: string, ids: readonly (number | string)[]):
 }
 
 /**
- * The page by the scan's predicate along the order's index, within its first walkRows entries:
- * the estimate assumes matches spread through the order, and a term whose matches are all old
- * would otherwise be walked to the end. Undefined when the page did not fill within them.
+ * The page by the scan's predicate along the order's index, within its first walkRows entries
+ * (a term whose matches are all old would otherwise be walked to the end). Undefined when the
+ * page did not fill within them.
  */
 async function walkPage(db: Db, spec: TableSpec, request: ListRequest, offset: number, count: number): Promise<Row[] | undefined> {
   const mysql = isMysql(db);
@@ -259,9 +258,8 @@ export async function findRecord(db: Queryable, table: string, id: number): Prom
 }
 
 /**
- * Inserts a row and returns it as stored: the values, its id, and version 1 (the column's
- * default). No read-back: the columns store the values as given (text, dates, and prices,
- * which the serializer formats).
+ * Inserts a row and returns it as stored: the values, its id, and version 1.
+ * No read-back: the columns store the values as given (the serializer formats them).
  */
 export async function insertRecord(db: Queryable, table: string, values: Values): Promise<Row> {
   const [id] = await db(table).insert(values);
@@ -270,9 +268,8 @@ export async function insertRecord(db: Queryable, table: string, values: Values)
 }
 
 /**
- * Which versions a conditional write accepts: `versions` (If-Match) any, or a list; `except`
- * (If-None-Match) none, a list, or every one (`*`). The check is part of the UPDATE/DELETE
- * itself, so of concurrent writers with one version, one wins.
+ * Which versions a conditional write accepts (If-Match `versions`, If-None-Match `except`).
+ * The check is part of the UPDATE/DELETE, so of concurrent writers with one version, one wins.
  */
 export type VersionCondition = { versions?: readonly number[]; except?: readonly number[] | '*' };
 
@@ -334,9 +331,8 @@ async function updateLocked(
 }
 
 /**
- * Tells the background indexer that this write may have left a record pending in MySQL's word
- * index (its triggers list every new, re-texted or deleted record; the indexer alone writes the
- * index: wordIndex.ts says why). SQLite's triggers keep its index in the write's own statement.
+ * Tells the background indexer this write may have left a record pending in MySQL's word index
+ * (only the indexer writes it: wordIndex.ts says why); SQLite's triggers index in the write itself.
  */
 function wordsChanged(db: Queryable, table: string): void {
   if (isMysql(db) && indexedFields(table)) pendingWritten(table);

@@ -20,10 +20,9 @@ import {
 import { applyWords, countWords, matchingIds, planWords } from './wordSearch';
 
 /**
- * The search index on SQLite: an FTS5 trigram table per record table over the search fields'
- * text as the scan folds it (search_fold), so a phrase query of a folded term is exactly the
- * scan's predicate. Contentless, kept by triggers in each write's statement (migration 005).
- * The index narrows, the predicate decides: docs/adr/0005-search-exact-index.md.
+ * The search index on SQLite: an FTS5 trigram table over the text as the scan folds it, so a
+ * phrase query of a folded term is exactly the scan's predicate.
+ * See docs/adr/0005-search-exact-index.md.
  */
 export const TRIGRAM = 3;
 
@@ -63,10 +62,9 @@ const BULK_HASH_BYTES = Math.min(256 * 1024 ** 2, Math.floor(totalmem() / 16));
 const DEFAULT_HASH_BYTES = 1024 * 1024;
 
 /**
- * For a bulk load on SQLite, inside its transaction: the indexes' insert triggers are dropped,
- * and `finish` indexes the rows added since (one INSERT ... SELECT each, much faster than a
- * trigger per row) and puts the triggers back. DDL is transactional in SQLite, so a rollback
- * undoes all of it. Returns undefined when the table has no index.
+ * For a bulk load on SQLite: drops the insert triggers; `finish` indexes the rows added in one
+ * statement and restores them (a rollback undoes all: SQLite's DDL is transactional).
+ * Undefined when the table has no index.
  */
 export function sqliteBulkIndex(
   conn: { prepare(sql: string): { run(...a: unknown[]): unknown; get(...a: unknown[]): unknown } },
@@ -102,9 +100,8 @@ export function sqliteBulkIndex(
 
 export interface SearchPlan {
   /**
-   * Narrows a query on the table to the records holding every term. With `walk`, SQLite is kept
-   * from reading the matches by id first (it then sorts all of their rows): it walks the query's
-   * order and tests each row's id against the matches (see matches.ts); MySQL decides alone.
+   * Narrows a query on the table to the records holding every term. `walk` keeps SQLite from
+   * reading matches by id first (then sorting all their rows): it walks the order (matches.ts).
    */
   apply(query: Knex.QueryBuilder, walk?: boolean): void;
   /**
@@ -143,10 +140,9 @@ export interface SearchPlan {
 export const SNAPSHOT_TRIES = 3;
 
 /**
- * Runs a search's statements (look-ups, count, page) in one snapshot, so that a record indexed
- * between the plan and the page is not missed by both. On MySQL, FULLTEXT applies a removal as
- * soon as it commits (REMOVALS): a search during which one committed is run again, and the last
- * try holds removals off until it ends. On SQLite, one read transaction.
+ * Runs a search's statements in one snapshot, so a record indexed between plan and page is not
+ * missed by both. MySQL's FULLTEXT applies removals at once (REMOVALS): a search that saw one
+ * committed runs again, the last try holding them off.
  */
 export async function inSearchSnapshot<T>(db: Db, table: string, work: (db: Db) => Promise<T>): Promise<T> {
   if (!indexedFields(table) || inTransaction(db)) return work(db);

@@ -6,10 +6,9 @@ import { retrying } from './retry';
 import { foldCollation } from './search';
 
 /**
- * The search index on MySQL/MariaDB: a vocabulary of raw tokens, and per record a document of our
- * own word codes under InnoDB FULLTEXT, so that the server's tokenizer never decides what
- * matches. Writes only list their record as pending; `indexPending` alone writes documents, in
- * two transactions per batch. See docs/adr/0011-word-index-own-codes.md.
+ * The search index on MySQL/MariaDB: per record a document of our own word codes under InnoDB
+ * FULLTEXT, so the server's tokenizer never decides what matches; `indexPending` alone writes it.
+ * See docs/adr/0011-word-index-own-codes.md.
  */
 export interface WordTables {
   words: string;
@@ -240,10 +239,9 @@ interface BatchWord {
 }
 
 /**
- * Writes the docs rows of these records. `known`: vocabulary ids read by earlier, committed
- * batches (a word keeps its id until TRUNCATE); returns the ids this batch read or added, which
- * the caller may keep once the batch has committed (a word added by a batch rolled back is gone).
- * `dense`: the dense words' ids, under whose lists the records lacking them go.
+ * Writes the docs rows of these records; returns the vocabulary ids this batch read or added,
+ * to keep only once it commits (a word added by a batch rolled back is gone). `known`: ids from
+ * earlier committed batches; `dense`: the dense words' ids.
  */
 async function insertDocs(
   trx: Knex | Knex.Transaction,
@@ -379,9 +377,8 @@ async function noteRemoval(trx: Knex.Transaction, table: string): Promise<void> 
 }
 
 /**
- * The count of `table`'s removals: as the transaction's snapshot has it, or, `latest`, as
- * committed now (a locking read: it waits for a removal committing, and holds the next ones
- * off until the reader's transaction ends).
+ * The count of `table`'s removals as the snapshot has it, or (`latest`) as committed now: a
+ * locking read that waits for a committing removal and holds the next off until the reader ends.
  */
 export async function removalsOf(db: Knex | Knex.Transaction, table: string, latest: boolean): Promise<number> {
   const query = db(REMOVALS).where({ table_name: table }).first('n');
