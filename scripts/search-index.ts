@@ -7,9 +7,9 @@ import { collectionNamed, collections } from '../src/collections';
 import { ConfigError, databaseWhere, loadConfig } from '../src/config';
 import { isMysql, openDb } from '../src/db/connection';
 import { migrate } from '../src/db/migrations';
-import { chooseDenseWords } from '../src/db/denseWords';
-import { pruneVocabulary } from '../src/db/tokens';
-import { indexPending } from '../src/db/wordIndex';
+import { chooseDenseWords } from '../src/search/mysql/denseWords';
+import { pruneVocabulary } from '../src/search/sqlite/tokens';
+import { indexPending } from '../src/search/mysql/wordIndex';
 import { oneLine, unusable } from './lib/failure';
 
 class SearchIndexError extends Error {}

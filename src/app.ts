@@ -3,7 +3,7 @@ import type { Store } from 'express-rate-limit';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend } from 'openapi-backend';
 import { type Db, isMysql, poolStats } from './db/connection';
-import { searchLimiter } from './db/searchGate';
+import { searchLimiter } from './search/limiter';
 import { listQueryErrors, operationHandlers } from './handlers';
 import { serviceHandlers } from './handlers/service';
 import { apiRateLimit, bearerAuth, corsAllowed, corsFor } from './http/access';

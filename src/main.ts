@@ -2,10 +2,10 @@ import { createApp } from './app';
 import { inWorker, reportReady, reportStartFailure, superviseWorkers, workerId } from './cluster';
 import { type Config, ConfigError, databaseWhere, loadConfig } from './config';
 import { withQueryTimeout, ensureMysqlDatabase, isMysql, openDb } from './db/connection';
-import { startIndexer } from './db/indexer';
+import { startIndexer } from './search/mysql/indexer';
 import { migrateDatabase } from './db/migrations';
-import { searchLimits } from './db/searchGate';
-import { searchTuning } from './db/searchTuning';
+import { searchLimits } from './search/limiter';
+import { searchTuning } from './search/tuning';
 import { listen } from './http/server';
 import { createLogger, flushLogs, type Logger } from './logger';
 

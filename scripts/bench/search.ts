@@ -5,7 +5,7 @@
 import type { Db } from '../../src/db/connection';
 import { listRecords, seekRecords } from '../../src/db/records';
 import type { OrderKey } from '../../src/db/order';
-import { applySearch, foldCollation, parseSearch } from '../../src/db/search';
+import { applySearch, foldCollation, parseSearch } from '../../src/search/predicate';
 import { vocabulary } from './corpus';
 
 export interface SearchScenario {

@@ -13,7 +13,7 @@ import { finished } from 'node:stream/promises';
 import { parseDatabaseUrl } from '../../src/config';
 import { ensureMysqlDatabase, isMysql, openDb, type Db } from '../../src/db/connection';
 import { migrate } from '../../src/db/migrations';
-import { wordTables } from '../../src/db/wordIndex';
+import { wordTables } from '../../src/search/mysql/wordIndex';
 import { rowCount } from '../seed/index';
 import { corpusPosts } from './corpus';
 import { writeCorpus } from './corpus-file';

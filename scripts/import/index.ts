@@ -2,8 +2,8 @@
 // when one is bad), then all rows go in one transaction.
 import { collectionNamed } from '../../src/collections';
 import { type Db, isMysql } from '../../src/db/connection';
-import { chooseDenseWords } from '../../src/db/denseWords';
-import { indexPending } from '../../src/db/wordIndex';
+import { chooseDenseWords } from '../../src/search/mysql/denseWords';
+import { indexPending } from '../../src/search/mysql/wordIndex';
 import { migrate } from '../../src/db/migrations';
 import { dbTimestamp } from '../../src/db/time';
 import { loadSpec } from '../../src/spec';

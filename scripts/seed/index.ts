@@ -1,8 +1,8 @@
 import { type Db, isMysql } from '../../src/db/connection';
 import { recount } from '../../src/db/counts';
 import { migrate } from '../../src/db/migrations';
-import { chooseDenseWords } from '../../src/db/denseWords';
-import { emptyWordIndex, indexPending } from '../../src/db/wordIndex';
+import { chooseDenseWords } from '../../src/search/mysql/denseWords';
+import { emptyWordIndex, indexPending } from '../../src/search/mysql/wordIndex';
 import { type CollectionName, rowSource } from './data';
 import { loadRows, type LoadOptions } from './load';
 

@@ -5,9 +5,9 @@ import type { Connection as MysqlConnection } from 'mysql2';
 import type { DatabaseConfig, PoolConfig } from '../config';
 import { makeFolder } from '../lib/makeFolder';
 import { within } from '../lib/within';
-import { searchFold } from './fold';
+import { searchFold } from '../search/fold';
 import { keepPrepared } from './prepared';
-import { tokenList, tokenText } from './tokenize';
+import { tokenList, tokenText } from '../search/tokenize';
 
 export type Db = Knex;
 

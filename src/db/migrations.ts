@@ -5,9 +5,9 @@ import { type Db, type DbLog, DEFAULT_POOL, isMysql, openDb } from './connection
 import { withMigrationLease } from './lease';
 import { orderIndexName } from './order';
 import { retrying } from './retry';
-import { addDenseWords } from './denseWords';
-import { indexTable, sqliteIndexStatements } from './searchIndex';
-import { sqliteTokenDropStatements, sqliteTokenStatements } from './tokens';
+import { addDenseWords } from '../search/mysql/denseWords';
+import { indexTable, sqliteIndexStatements } from '../search/plan';
+import { sqliteTokenDropStatements, sqliteTokenStatements } from '../search/sqlite/tokens';
 import {
   addRemovalsRow,
   addWordGrams,
@@ -17,7 +17,7 @@ import {
   remakeDocs,
   REMOVALS,
   wordTables,
-} from './wordIndex';
+} from '../search/mysql/wordIndex';
 import { BULK_COUNT_SLOT, recount } from './counts';
 import { addBulkCounterRow, addCounterRows, addCountTriggers, dropCountTriggers, tableDefaults } from './tables';
 import { collections } from '../collections';

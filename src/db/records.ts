@@ -3,15 +3,15 @@ import { type Db, inTransaction, isMysql, withDeadline } from './connection';
 import { countAll } from './counts';
 import { applyFilters, type Filter } from './filters';
 import { applyAfter, reversed } from './keyset';
-import { type PreloadedMatches, preloadMatches, narrowPage, narrowToMatches, pageWalks, walksOrderIndex } from './matches';
+import { type PreloadedMatches, preloadMatches, narrowPage, narrowToMatches, pageWalks, walksOrderIndex } from '../search/matches';
 import { applyOrder, type OrderKey } from './order';
-import { applySearch, foldCollation } from './search';
-import { type Costly, inline, searchLimiter } from './searchGate';
-import { inSearchSnapshot, planSearch, type SearchPlan } from './searchIndex';
-import { searchTuning } from './searchTuning';
+import { applySearch, foldCollation } from '../search/predicate';
+import { type Costly, inline, searchLimiter } from '../search/limiter';
+import { inSearchSnapshot, planSearch, type SearchPlan } from '../search/plan';
+import { searchTuning } from '../search/tuning';
 import { compiledRows, PARAM } from './statements';
-import { pendingWritten } from './indexer';
-import { indexedFields } from './wordIndex';
+import { pendingWritten } from '../search/mysql/indexer';
+import { indexedFields } from '../search/mysql/wordIndex';
 
 /** The pool, or a transaction on it. */
 export type Queryable = Db | Knex.Transaction;

@@ -5,10 +5,10 @@ import { clientProperties, loadSpec } from '../spec';
 import { isMysql } from './connection';
 import { BULK_COUNT_SLOT, COUNT_SLOT_VARIABLE, COUNT_SLOTS } from './counts';
 import { orderIndexName } from './order';
-import { addDenseWords } from './denseWords';
-import { indexTable, sqliteIndexStatements } from './searchIndex';
-import { sqliteTokenDropStatements, sqliteTokenStatements } from './tokens';
-import { addRemovalsRow, addWordGrams, addWordIndex, mysqlDropStatements, REMOVALS } from './wordIndex';
+import { addDenseWords } from '../search/mysql/denseWords';
+import { indexTable, sqliteIndexStatements } from '../search/plan';
+import { sqliteTokenDropStatements, sqliteTokenStatements } from '../search/sqlite/tokens';
+import { addRemovalsRow, addWordGrams, addWordIndex, mysqlDropStatements, REMOVALS } from '../search/mysql/wordIndex';
 
 /** The largest value of an INT column (MySQL's and SQLite's integers both hold it). */
 const INT_MAX = 2_147_483_647;

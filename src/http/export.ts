@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { ConcurrencyLimiter } from '../db/searchGate';
+import { ConcurrencyLimiter } from '../search/limiter';
 
 /** The export formats a list answers, by media type; JSON (a page) stays the default. */
 export type ExportFormat = 'ndjson' | 'csv';

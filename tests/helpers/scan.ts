@@ -1,7 +1,7 @@
 import type { OrderKey } from '../../src/db/order';
 import { type Db, isMysql } from '../../src/db/connection';
-import { wordTables } from '../../src/db/wordIndex';
-import { applySearch, foldCollation } from '../../src/db/search';
+import { wordTables } from '../../src/search/mysql/wordIndex';
+import { applySearch, foldCollation } from '../../src/search/predicate';
 
 /** The ids the plain scan finds for these terms, newest first: what indexed search must equal. */
 export async function scannedIds(db: Db, table: string, fields: readonly string[], terms: readonly string[]): Promise<number[]> {

@@ -4,9 +4,9 @@
 // file, or a mysql:// URL. SEARCH_TUNING (JSON) moves src/db/searchTuning.ts as the test does.
 import { parseDatabaseUrl } from '../../src/config';
 import { isMysql, openDb } from '../../src/db/connection';
-import { startIndexer } from '../../src/db/indexer';
+import { startIndexer } from '../../src/search/mysql/indexer';
 import { deleteRecord, insertRecord, updateRecord } from '../../src/db/records';
-import { searchTuning } from '../../src/db/searchTuning';
+import { searchTuning } from '../../src/search/tuning';
 import { dbTimestamp } from '../../src/db/time';
 
 const TEXTS = ['alpha ÉCOLE', 'bêta σοφός', 'gamma Straße', 'delta 🎉 party', 'epsilon école'];

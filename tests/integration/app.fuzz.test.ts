@@ -25,7 +25,7 @@
 //   character by character (RFC 9110): `"01"` is not `"1"`.
 import fc from 'fast-check';
 import { collections } from '../../src/collections';
-import { searchTuning } from '../../src/db/searchTuning';
+import { searchTuning } from '../../src/search/tuning';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { dialect } from '../helpers/db';
 import { type CollectionRules, type FilterRule, Model, type SortKind } from '../helpers/fuzz/model';

@@ -1,7 +1,7 @@
 import type { Db } from '../../../src/db/connection';
-import { chooseDenseWords } from '../../../src/db/denseWords';
-import { searchTuning } from '../../../src/db/searchTuning';
-import { indexPending, wordTables } from '../../../src/db/wordIndex';
+import { chooseDenseWords } from '../../../src/search/mysql/denseWords';
+import { searchTuning } from '../../../src/search/tuning';
+import { indexPending, wordTables } from '../../../src/search/mysql/wordIndex';
 import { fixtures } from '../../helpers/fixtures';
 import { scannedIds } from '../../helpers/scan';
 import {

@@ -5,10 +5,10 @@ import { type Db, ensureMysqlDatabase, openDb } from '../../../src/db/connection
 import { migrateDatabase } from '../../../src/db/migrations';
 import { deleteRecord, insertRecord, listRecords } from '../../../src/db/records';
 import { dbTimestamp } from '../../../src/db/time';
-import { parseSearch } from '../../../src/db/search';
-import { planSearch } from '../../../src/db/searchIndex';
-import { searchTuning } from '../../../src/db/searchTuning';
-import { indexPending, wordTables } from '../../../src/db/wordIndex';
+import { parseSearch } from '../../../src/search/predicate';
+import { planSearch } from '../../../src/search/plan';
+import { searchTuning } from '../../../src/search/tuning';
+import { indexPending, wordTables } from '../../../src/search/mysql/wordIndex';
 import { createTestDatabase, dialect, type TestDatabase } from '../../helpers/db';
 import { canRunMariadb, type PrivateMariadb, startPrivateMariadb } from '../../helpers/mariadb';
 import { NEWEST_FIRST as order, pendingCount, scannedIds } from '../../helpers/scan';

@@ -14,7 +14,7 @@ import type { DatabaseConfig } from '../../../src/config';
 import { type Db, openDb } from '../../../src/db/connection';
 import { countAll } from '../../../src/db/counts';
 import { listRecords } from '../../../src/db/records';
-import { parseSearch } from '../../../src/db/search';
+import { parseSearch } from '../../../src/search/predicate';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createTestDatabase, dialect, dropTestDatabase, freshConfig } from '../../helpers/db';
 import { fixtures } from '../../helpers/fixtures';

@@ -7,7 +7,7 @@ import { collections } from '../../../src/collections';
 import { ensureMysqlDatabase, openDb } from '../../../src/db/connection';
 import { migrate } from '../../../src/db/migrations';
 import { dbTimestamp } from '../../../src/db/time';
-import { tokenTables } from '../../../src/db/tokens';
+import { tokenTables } from '../../../src/search/sqlite/tokens';
 import type { DatabaseConfig } from '../../../src/config';
 import { dialect, dropTestDatabase, freshConfig } from '../../helpers/db';
 import { databaseUrl } from '../../helpers/service';

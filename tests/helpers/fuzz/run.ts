@@ -1,4 +1,4 @@
-import { parseSearch } from '../../../src/db/search';
+import { parseSearch } from '../../../src/search/predicate';
 import { assertMatchesContract } from '../contract';
 import { canonical } from '../../../src/handlers/idempotency';
 import { type FieldValue, type IssuedCursor, type ListQuery, type Model, type Prediction, type Rec, sameValue } from './model';

@@ -2,11 +2,11 @@ import { startTestApp, type TestApp } from '../../helpers/app';
 import { dialect } from '../../helpers/db';
 import { fixtures, type Fixture } from '../../helpers/fixtures';
 import { scannedIds } from '../../helpers/scan';
-import { chooseDenseWords } from '../../../src/db/denseWords';
-import { parseSearch } from '../../../src/db/search';
-import { planSearch } from '../../../src/db/searchIndex';
-import { searchTuning } from '../../../src/db/searchTuning';
-import { indexPending, wordTables } from '../../../src/db/wordIndex';
+import { chooseDenseWords } from '../../../src/search/mysql/denseWords';
+import { parseSearch } from '../../../src/search/predicate';
+import { planSearch } from '../../../src/search/plan';
+import { searchTuning } from '../../../src/search/tuning';
+import { indexPending, wordTables } from '../../../src/search/mysql/wordIndex';
 
 // MySQL: a term in most records is counted from the dense words' lists (src/db/denseWords.ts).
 // Counts and pages must stay the scan's: with records pending and indexed, after creates, changes

@@ -1,9 +1,9 @@
 import knex from 'knex';
-import { startIndexer } from '../../../src/db/indexer';
+import { startIndexer } from '../../../src/search/mysql/indexer';
 import { deleteRecord, insertRecord, listRecords, updateRecord } from '../../../src/db/records';
-import { parseSearch } from '../../../src/db/search';
+import { parseSearch } from '../../../src/search/predicate';
 import { dbTimestamp } from '../../../src/db/time';
-import { indexPending, wordTables } from '../../../src/db/wordIndex';
+import { indexPending, wordTables } from '../../../src/search/mysql/wordIndex';
 import { useTestDatabase, dialect } from '../../helpers/db';
 import { fixtures } from '../../helpers/fixtures';
 import { NEWEST_FIRST as order, pendingCount, scannedIds } from '../../helpers/scan';

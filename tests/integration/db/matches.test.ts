@@ -1,10 +1,10 @@
 import { openDb } from '../../../src/db/connection';
 import { insertRecord, listRecords, seekRecords } from '../../../src/db/records';
-import { indexTable } from '../../../src/db/searchIndex';
-import { searchTuning } from '../../../src/db/searchTuning';
-import { tokenTables } from '../../../src/db/tokens';
+import { indexTable } from '../../../src/search/plan';
+import { searchTuning } from '../../../src/search/tuning';
+import { tokenTables } from '../../../src/search/sqlite/tokens';
 import { dbTimestamp } from '../../../src/db/time';
-import { indexPending, REMOVALS } from '../../../src/db/wordIndex';
+import { indexPending, REMOVALS } from '../../../src/search/mysql/wordIndex';
 import { NEWEST_FIRST as order, scannedIds } from '../../helpers/scan';
 import { useTestDatabase, dialect, isTransactionControl, logStatements, pausingAfter } from '../../helpers/db';
 import { fixtures } from '../../helpers/fixtures';

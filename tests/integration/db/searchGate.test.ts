@@ -1,10 +1,10 @@
 import { poolStats, withDeadline } from '../../../src/db/connection';
 import { insertRecord, listRecords, seekRecords } from '../../../src/db/records';
-import { parseSearch } from '../../../src/db/search';
-import { ConcurrencyLimiter, type Costly, SearchLimiter, searchLimiter } from '../../../src/db/searchGate';
-import { searchTuning } from '../../../src/db/searchTuning';
+import { parseSearch } from '../../../src/search/predicate';
+import { ConcurrencyLimiter, type Costly, SearchLimiter, searchLimiter } from '../../../src/search/limiter';
+import { searchTuning } from '../../../src/search/tuning';
 import { dbTimestamp } from '../../../src/db/time';
-import { indexPending } from '../../../src/db/wordIndex';
+import { indexPending } from '../../../src/search/mysql/wordIndex';
 import { createTestDatabase, dialect, type TestDatabase } from '../../helpers/db';
 import { latch, sleep } from '../../helpers/load';
 import { NEWEST_FIRST as order } from '../../helpers/scan';

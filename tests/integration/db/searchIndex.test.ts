@@ -1,10 +1,10 @@
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { fixtures, type Fixture } from '../../helpers/fixtures';
-import { applySearch, foldCollation, parseSearch } from '../../../src/db/search';
+import { applySearch, foldCollation, parseSearch } from '../../../src/search/predicate';
 import { updateRecord } from '../../../src/db/records';
 import { dbTimestamp } from '../../../src/db/time';
-import { searchTuning } from '../../../src/db/searchTuning';
-import { indexPending, wordTables } from '../../../src/db/wordIndex';
+import { searchTuning } from '../../../src/search/tuning';
+import { indexPending, wordTables } from '../../../src/search/mysql/wordIndex';
 import { dialect } from '../../helpers/db';
 
 // Search served by an index must answer exactly what the scan answers: the same records, in

@@ -1,11 +1,11 @@
-import { searchFold } from '../../../src/db/fold';
+import { searchFold } from '../../../src/search/fold';
 import { DEFAULT_ORDER } from '../../../src/db/order';
 import { listRecords } from '../../../src/db/records';
-import { planSearch, sqliteBulkIndex } from '../../../src/db/searchIndex';
-import { applySearch } from '../../../src/db/search';
-import { searchTuning } from '../../../src/db/searchTuning';
-import { deadTokens, decidingTerms, pruneVocabulary, removeTokens, tokenEligible, tokenQuery, tokenTables } from '../../../src/db/tokens';
-import { OVERLAP, tokensOf } from '../../../src/db/tokenize';
+import { planSearch, sqliteBulkIndex } from '../../../src/search/plan';
+import { applySearch } from '../../../src/search/predicate';
+import { searchTuning } from '../../../src/search/tuning';
+import { deadTokens, decidingTerms, pruneVocabulary, removeTokens, tokenEligible, tokenQuery, tokenTables } from '../../../src/search/sqlite/tokens';
+import { OVERLAP, tokensOf } from '../../../src/search/tokenize';
 import { dbTimestamp } from '../../../src/db/time';
 import { connectionPool } from '../../../scripts/lib/pool';
 import { useTestDatabase, dialect } from '../../helpers/db';

@@ -3,7 +3,7 @@ import { findRecord, insertRecord, type Queryable, updateRecord, type Row, type 
 import { dbTimestamp } from '../../../src/db/time';
 import { recordSerializer } from '../../../src/handlers/serialize';
 import { loadSpec } from '../../../src/spec';
-import { wordTables } from '../../../src/db/wordIndex';
+import { wordTables } from '../../../src/search/mysql/wordIndex';
 import { useTestDatabase, dialect, logStatements } from '../../helpers/db';
 import { fixtures } from '../../helpers/fixtures';
 

@@ -1,14 +1,14 @@
 import { createHash } from 'node:crypto';
 import { knex, type Knex } from 'knex';
 import { deleteRecord, insertRecord, listRecords, seekRecords, updateRecord } from '../../../src/db/records';
-import { foldCollation } from '../../../src/db/search';
-import { SNAPSHOT_TRIES } from '../../../src/db/searchIndex';
+import { foldCollation } from '../../../src/search/predicate';
+import { SNAPSHOT_TRIES } from '../../../src/search/plan';
 import { dbTimestamp } from '../../../src/db/time';
-import { addWordGrams, foldSql, indexPending, REMOVALS, wordCode, wordTables } from '../../../src/db/wordIndex';
+import { addWordGrams, foldSql, indexPending, REMOVALS, wordCode, wordTables } from '../../../src/search/mysql/wordIndex';
 import { useTestDatabase, dialect, logStatements, pausingAfter } from '../../helpers/db';
 import { fixtures } from '../../helpers/fixtures';
-import { trigramsOf } from '../../../src/db/trigrams';
-import { spread } from '../../../src/db/trigrams';
+import { trigramsOf } from '../../../src/search/sqlite/trigrams';
+import { spread } from '../../../src/search/sqlite/trigrams';
 import { NEWEST_FIRST as order, pendingCount, scannedIds } from '../../helpers/scan';
 
 // MySQL's vocabulary keeps each word's trigrams (as the scan folds the word), so that a search

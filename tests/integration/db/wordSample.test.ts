@@ -1,9 +1,9 @@
 import { deleteRecord, insertRecord, listRecords } from '../../../src/db/records';
-import { searchTuning } from '../../../src/db/searchTuning';
+import { searchTuning } from '../../../src/search/tuning';
 import { dbTimestamp } from '../../../src/db/time';
-import { indexPending } from '../../../src/db/wordIndex';
-import { sampleTerms } from '../../../src/db/wordSample';
-import { foldCollation } from '../../../src/db/search';
+import { indexPending } from '../../../src/search/mysql/wordIndex';
+import { sampleTerms } from '../../../src/search/mysql/wordSample';
+import { foldCollation } from '../../../src/search/predicate';
 import { createTestDatabase, dialect, logStatements, type TestDatabase } from '../../helpers/db';
 import { fixtures } from '../../helpers/fixtures';
 import { NEWEST_FIRST as order } from '../../helpers/scan';

@@ -1,4 +1,4 @@
-import { searchLimiter } from '../../../src/db/searchGate';
+import { searchLimiter } from '../../../src/search/limiter';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { dialect } from '../../helpers/db';
 import { latch } from '../../helpers/load';

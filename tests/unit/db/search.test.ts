@@ -1,4 +1,4 @@
-import { parseSearch } from '../../../src/db/search';
+import { parseSearch } from '../../../src/search/predicate';
 
 // The contract's term syntax: white space and commas separate terms, a double-quoted phrase is
 // one term, a quote left open runs to the end, and a search with no terms filters nothing.

@@ -1,4 +1,4 @@
-import { allOf, trigramsOf } from '../../../src/db/trigrams';
+import { allOf, trigramsOf } from '../../../src/search/sqlite/trigrams';
 
 // FTS5's trigram tokenizer counts characters (code points), not UTF-16 units: a term's
 // trigrams must be the ones the index holds, or a rare-trigram lookup would find nothing.

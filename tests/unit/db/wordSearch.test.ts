@@ -1,4 +1,4 @@
-import { spread } from '../../../src/db/trigrams';
+import { spread } from '../../../src/search/sqlite/trigrams';
 
 describe('spread: the trigrams a look-up joins', () => {
   test.each([

@@ -1,6 +1,6 @@
-import { type Db, perPool } from './connection';
-import { searchFold } from './fold';
-import { searchTuning } from './searchTuning';
+import { type Db, perPool } from '../../db/connection';
+import { searchFold } from '../fold';
+import { searchTuning } from '../tuning';
 
 // FTS5 reads the whole posting list of every trigram in a phrase, so a long term of common
 // trigrams is slow though it matches few rows: its three rarest trigrams give a few candidates,

@@ -1,5 +1,5 @@
-import { type Db, perPool } from './connection';
-import { searchTuning } from './searchTuning';
+import { type Db, perPool } from '../../db/connection';
+import { searchTuning } from '../tuning';
 import { foldSql, wordTables } from './wordIndex';
 
 /** A term in more than this share of the rows is common (see sampleTerms). */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import { type Db, perPool } from './connection';
-import { applySearch } from './search';
-import { spread, trigramsOf } from './trigrams';
+import { type Db, perPool } from '../../db/connection';
+import { applySearch } from '../predicate';
+import { spread, trigramsOf } from '../sqlite/trigrams';
 import { sampleTerms } from './wordSample';
 import { foldSql, GRAM, wordCode, wordTables } from './wordIndex';
 

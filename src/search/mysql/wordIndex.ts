@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Knex } from 'knex';
-import { collections } from '../collections';
-import { inTransaction } from './connection';
-import { retrying } from './retry';
-import { foldCollation } from './search';
+import { collections } from '../../collections';
+import { inTransaction } from '../../db/connection';
+import { retrying } from '../../db/retry';
+import { foldCollation } from '../predicate';
 
 /**
  * The search index on MySQL/MariaDB: per record a document of our own word codes under InnoDB

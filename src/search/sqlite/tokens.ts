@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import type { Db } from './connection';
-import { READ_AS_REPLACEMENT } from './search';
-import { searchTuning } from './searchTuning';
+import type { Db } from '../../db/connection';
+import { READ_AS_REPLACEMENT } from '../predicate';
+import { searchTuning } from '../tuning';
 import { spread, trigramsOf } from './trigrams';
-import { OVERLAP, SEPARATOR, TOKEN_CHARS } from './tokenize';
+import { OVERLAP, SEPARATOR, TOKEN_CHARS } from '../tokenize';
 
 // SQLite's token index: each record's folded text cut into tokens at characters a term never
 // holds, and a vocabulary of every token with a trigram index of its own. A term occurs only inside

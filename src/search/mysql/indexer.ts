@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { collections } from '../collections';
+import { collections } from '../../collections';
 import { chooseDenseWords } from './denseWords';
 import { indexPending, wordTables } from './wordIndex';
 

@@ -1,9 +1,9 @@
 import { randomInt } from 'node:crypto';
 import type { Knex } from 'knex';
-import { type Db, WSREP_ON, wsrepOn } from './connection';
-import { countAll } from './counts';
-import { applySearch } from './search';
-import { searchTuning } from './searchTuning';
+import { type Db, WSREP_ON, wsrepOn } from '../../db/connection';
+import { countAll } from '../../db/counts';
+import { applySearch } from '../predicate';
+import { searchTuning } from '../tuning';
 import { foldSql, REMOVALS, TABLE_OPTIONS, wordCode, wordTables } from './wordIndex';
 import { piecePredicate } from './wordSearch';
 

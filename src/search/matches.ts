@@ -1,9 +1,9 @@
 import type { Knex } from 'knex';
-import { type Db, isMysql } from './connection';
-import { applyFilters, type Filter } from './filters';
-import { searchTuning } from './searchTuning';
-import { applyOrder, type OrderKey } from './order';
-import type { SearchPlan } from './searchIndex';
+import { type Db, isMysql } from '../db/connection';
+import { applyFilters, type Filter } from '../db/filters';
+import { searchTuning } from './tuning';
+import { applyOrder, type OrderKey } from '../db/order';
+import type { SearchPlan } from './plan';
 
 // When a search has few matches, their ids are read once and serve both the count and the page,
 // instead of the index (or InnoDB FULLTEXT) finding every match twice.

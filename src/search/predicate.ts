@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { type Db, isMysql, perPool, poolKey } from './connection';
+import { type Db, isMysql, perPool, poolKey } from '../db/connection';
 import { searchFold } from './fold';
 
 /**

@@ -1,13 +1,13 @@
 import { totalmem } from 'node:os';
 import type { Knex } from 'knex';
-import { type Db, inTransaction, isMysql } from './connection';
+import { type Db, inTransaction, isMysql } from '../db/connection';
 import { searchFold } from './fold';
-import { orderIndexName } from './order';
-import { planDenseCount } from './denseWords';
-import { applySearch, foldCollation, READ_AS_REPLACEMENT } from './search';
-import { indexedFields, removalsOf } from './wordIndex';
-import { searchTuning } from './searchTuning';
-import { planTrigrams, rankTrigrams, type TermPlan } from './trigrams';
+import { orderIndexName } from '../db/order';
+import { planDenseCount } from './mysql/denseWords';
+import { applySearch, foldCollation, READ_AS_REPLACEMENT } from './predicate';
+import { indexedFields, removalsOf } from './mysql/wordIndex';
+import { searchTuning } from './tuning';
+import { planTrigrams, rankTrigrams, type TermPlan } from './sqlite/trigrams';
 import {
   decidingTerms,
   sqliteFieldsChanged,
@@ -16,8 +16,8 @@ import {
   tokenEligible,
   tokenQuery,
   tokenTables,
-} from './tokens';
-import { applyWords, countWords, matchingIds, planWords } from './wordSearch';
+} from './sqlite/tokens';
+import { applyWords, countWords, matchingIds, planWords } from './mysql/wordSearch';
 
 /**
  * The search index on SQLite: an FTS5 trigram table over the text as the scan folds it, so a

@@ -1,5 +1,5 @@
 import { KnexTimeoutError } from 'knex';
-import { searchTuning } from './searchTuning';
+import { searchTuning } from './tuning';
 
 // A concurrency limiter for MySQL searches whose statements visit every match: they wait for a
 // slot instead of all running at once and passing their deadline together.
