@@ -5,11 +5,9 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { collectionNamed, collections } from '../src/collections';
 import { ConfigError, databaseWhere, loadConfig } from '../src/config';
-import { isMysql, openDb } from '../src/db/connection';
+import { openDb } from '../src/db/connection';
 import { migrate } from '../src/db/migrations';
-import { chooseDenseWords } from '../src/search/mysql/denseWords';
-import { pruneVocabulary } from '../src/search/sqlite/tokens';
-import { indexPending } from '../src/search/mysql/wordIndex';
+import { maintainIndex } from '../src/search';
 import { oneLine, unusable } from './lib/failure';
 
 class SearchIndexError extends Error {}
@@ -32,20 +30,17 @@ async function main(): Promise<void> {
       throw new SearchIndexError(unusable(err, databaseWhere(config)));
     });
     for (const name of names) {
-      if (!isMysql(db)) {
-        const removed = await pruneVocabulary(db, name);
-        console.log(`${name}: ${removed.toLocaleString('en')} tokens no record holds taken out of the vocabulary, ${seconds(started)} s`);
-        continue;
-      }
-      const n = await indexPending(db, name, {
-        onProgress: (k) => {
-          if (k % 50_000 < 1000) process.stderr.write(`${name}: indexed ${k.toLocaleString('en')}\n`);
-        },
+      const done = await maintainIndex(db, name, (k) => {
+        if (k % 50_000 < 1000) process.stderr.write(`${name}: indexed ${k.toLocaleString('en')}\n`);
       });
-      const { filled, dropped } = await chooseDenseWords(db, name);
-      console.log(
-        `${name}: ${n.toLocaleString('en')} records indexed, ${filled} dense words listed, ${dropped} dropped, ${seconds(started)} s`,
-      );
+      if (done.engine === 'sqlite')
+        console.log(
+          `${name}: ${done.tokensRemoved.toLocaleString('en')} tokens no record holds taken out of the vocabulary, ${seconds(started)} s`,
+        );
+      else
+        console.log(
+          `${name}: ${done.indexed.toLocaleString('en')} records indexed, ${done.filled} dense words listed, ${done.dropped} dropped, ${seconds(started)} s`,
+        );
     }
   } finally {
     await db.destroy();

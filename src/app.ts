@@ -3,7 +3,7 @@ import type { Store } from 'express-rate-limit';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend } from 'openapi-backend';
 import { type Db, isMysql, poolStats } from './db/connection';
-import { searchLimiter } from './search/limiter';
+import { createSearch, type Search } from './search';
 import { listQueryErrors, operationHandlers } from './handlers';
 import { serviceHandlers } from './handlers/service';
 import { apiRateLimit, bearerAuth, corsAllowed, corsFor } from './http/access';
@@ -22,6 +22,8 @@ import { loadSpec, readSpecText } from './spec';
 
 export interface AppOptions {
   db: Db;
+  /** What answers lists with search terms (one per process: it holds the search limiter). Default: createSearch(). */
+  search?: Search;
   bodyLimit: number;
   /** Host for absolute links when a request's Host header is missing or not allowed. */
   fallbackHost: string;
@@ -54,8 +56,9 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   const spec = loadSpec(specText);
   const logger = options.logger ?? silentLogger;
   const tokens = options.apiTokens ?? [];
-  // Only MySQL limits costly search statements (records.ts, searchGate.ts).
-  const metrics = createMetrics(() => poolStats(options.db), isMysql(options.db) ? () => searchLimiter.stats() : undefined);
+  // Only MySQL limits costly search statements (src/search/limiter.ts).
+  const search = options.search ?? createSearch();
+  const metrics = createMetrics(() => poolStats(options.db), isMysql(options.db) ? () => search.stats() : undefined);
 
   const api = new OpenAPIBackend({
     // A copy: openapi-backend dereferences its definition in place.
@@ -76,6 +79,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     handlers: {
       ...operationHandlers({
         db: options.db,
+        search,
         spec,
         links: { publicUrl: options.publicUrl, allowedHosts: options.allowedHosts ?? [], fallbackHost: options.fallbackHost },
       }),

@@ -35,7 +35,7 @@ export interface Config {
   host: string;
   database: DatabaseConfig;
   pool: PoolConfig;
-  /** On MySQL, how many of a search's statements that visit every match run at once in a process (searchGate.ts). */
+  /** On MySQL, how many of a search's statements that visit every match run at once in a process (src/search/limiter.ts). */
   searchTurns: number;
   bodyLimit: number;
   logLevel: LogLevel;

@@ -1,11 +1,9 @@
 import { createApp } from './app';
 import { inWorker, reportReady, reportStartFailure, superviseWorkers, workerId } from './cluster';
 import { type Config, ConfigError, databaseWhere, loadConfig } from './config';
-import { withQueryTimeout, ensureMysqlDatabase, isMysql, openDb } from './db/connection';
-import { startIndexer } from './search/mysql/indexer';
+import { withQueryTimeout, ensureMysqlDatabase, openDb } from './db/connection';
 import { migrateDatabase } from './db/migrations';
-import { searchLimits } from './search/limiter';
-import { searchTuning } from './search/tuning';
+import { createSearch, keepIndex, searchLimits } from './search';
 import { listen } from './http/server';
 import { createLogger, flushLogs, type Logger } from './logger';
 
@@ -40,9 +38,8 @@ async function main(): Promise<void> {
     });
   }
   const db = withQueryTimeout(openDb(config.database, config.pool, dbLog), config.pool.queryTimeoutMs);
-  // The search limiter is module state (searchGate.ts), shared by every app and request in a process.
-  searchTuning.searchTurns = config.searchTurns;
-  searchTuning.poolSize = config.pool.size;
+  // One per process: its limiter is shared by every request.
+  const search = createSearch({ searchTurns: config.searchTurns, poolSize: config.pool.size });
   // Redis only counts for the rate limit; without one it is not connected to, nor its client
   // loaded (a few MB of heap that every process would carry).
   const redis =
@@ -50,6 +47,7 @@ async function main(): Promise<void> {
   await redis?.ready;
   const app = await createApp({
     db,
+    search,
     bodyLimit: config.bodyLimit,
     fallbackHost: `${config.host}:${config.port}`,
     publicUrl: config.publicUrl,
@@ -65,9 +63,9 @@ async function main(): Promise<void> {
   // Started once the app is built: building it holds the event loop for seconds on a loaded
   // machine, and a connection being opened meanwhile saw its connect timeout fire first (a
   // spurious "connect ETIMEDOUT" from the indexer at every busy start).
-  const indexer = isMysql(db)
-    ? startIndexer(db, { onError: (err) => logger.warn({ err }, 'the search indexer failed; pending records are scanned meanwhile') })
-    : undefined;
+  const indexer = keepIndex(db, {
+    onError: (err) => logger.warn({ err }, 'the search indexer failed; pending records are scanned meanwhile'),
+  });
   if (inWorker) reportReady(port);
   else logStart(logger, config, port, where);
   void flushLogs();

@@ -5,7 +5,7 @@
 import type { Db } from '../../src/db/connection';
 import { listRecords, seekRecords } from '../../src/db/records';
 import type { OrderKey } from '../../src/db/order';
-import { applySearch, foldCollation, parseSearch } from '../../src/search/predicate';
+import { applySearch, createSearch, foldCollation, parseSearch } from '../../src/search';
 import { vocabulary } from './corpus';
 
 export interface SearchScenario {
@@ -55,13 +55,14 @@ export interface OneClient {
 /** `runs` searches in a row, as the list handler (or, in cursor mode, the cursor handler) runs them. */
 export async function searchOneClient(db: Db, scenario: SearchScenario, runs: number): Promise<OneClient> {
   const terms = parseSearch(scenario.search);
+  const search = createSearch();
   const times: number[] = [];
   let count: number | undefined;
   for (let r = 0; r < runs; r++) {
     times.push(
       await time(async () => {
-        if (scenario.cursor) await seekRecords(db, spec, { terms, filters: [], order, backward: false, limit: 11 });
-        else count = (await listRecords(db, spec, { terms, filters: [], order, page: 1, pageSize: 10 })).count;
+        if (scenario.cursor) await seekRecords(db, spec, { terms, filters: [], order, backward: false, limit: 11 }, search);
+        else count = (await listRecords(db, spec, { terms, filters: [], order, page: 1, pageSize: 10 }, search)).count;
       }),
     );
   }

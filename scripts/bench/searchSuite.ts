@@ -13,7 +13,7 @@ import { finished } from 'node:stream/promises';
 import { parseDatabaseUrl } from '../../src/config';
 import { ensureMysqlDatabase, isMysql, openDb, type Db } from '../../src/db/connection';
 import { migrate } from '../../src/db/migrations';
-import { wordTables } from '../../src/search/mysql/wordIndex';
+import { indexUpToDate } from '../../src/search';
 import { rowCount } from '../seed/index';
 import { corpusPosts } from './corpus';
 import { writeCorpus } from './corpus-file';
@@ -56,7 +56,7 @@ interface SearchResult {
  */
 async function holdsCorpus(db: Db, rows: number): Promise<boolean> {
   if ((await rowCount(db, 'posts')) !== rows) return false;
-  if (isMysql(db) && (await db(wordTables('posts').pending).first('id'))) return false;
+  if (!(await indexUpToDate(db, 'posts'))) return false;
   const source = corpusPosts(rows);
   for (const i of [0, Math.floor(rows / 2), rows - 1]) {
     const [title, content] = source.row(i);

@@ -5,6 +5,7 @@ import { type Collection, collectionNamed } from '../../src/collections';
 import { type DatabaseConfig, databaseWhere } from '../../src/config';
 import { type Db, DEFAULT_POOL, openDb } from '../../src/db/connection';
 import { walkSnapshot } from '../../src/db/walk';
+import { createSearch } from '../../src/search';
 import { recordSerializer } from '../../src/handlers/serialize';
 import { ndjsonLine } from '../../src/http/export';
 import { loadSpec } from '../../src/spec';
@@ -45,8 +46,10 @@ export async function exportCollection(db: Db, name: string, out: Writable): Pro
   const c = collectionToExport(name);
   const serialize = recordSerializer(loadSpec(), c);
   let written = 0;
+  // No search terms: the engine's tuning plays no part.
   const walk = walkSnapshot(
     db,
+    createSearch(),
     { table: c.name, searchFields: c.searchFields },
     { terms: [], filters: [], order: [{ column: 'id', desc: false }] },
   );

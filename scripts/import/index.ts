@@ -1,9 +1,8 @@
 // Imports an NDJSON file into one collection: every line is checked first (nothing is written
 // when one is bad), then all rows go in one transaction.
 import { collectionNamed } from '../../src/collections';
-import { type Db, isMysql } from '../../src/db/connection';
-import { chooseDenseWords } from '../../src/search/mysql/denseWords';
-import { indexPending } from '../../src/search/mysql/wordIndex';
+import { type Db } from '../../src/db/connection';
+import { indexLoaded } from '../../src/search';
 import { migrate } from '../../src/db/migrations';
 import { dbTimestamp } from '../../src/db/time';
 import { loadSpec } from '../../src/spec';
@@ -23,7 +22,7 @@ export interface ImportOptions {
   /** SQLite, with `exclusive`: whether the load writes directly (false: another connection has the file open). */
   onDirect?: (direct: boolean) => void;
   onIndexed?: (rows: number) => void;
-  /** MySQL: how many dense words' lists were filled (src/db/denseWords.ts). */
+  /** MySQL: how many dense words' lists were filled (src/search/mysql/denseWords.ts). */
   onDense?: (words: number) => void;
   /** The most bytes a line may have (the command passes the service's BODY_LIMIT). */
   maxLineBytes?: number;
@@ -125,10 +124,6 @@ export async function importFile(db: Db, collection: string, file: string, optio
   });
   // MySQL: the rows are committed and searchable (pending records are checked by the scan's
   // predicate); indexing them, a batch at a time, makes their search fast.
-  if (isMysql(db)) {
-    await indexPending(db, c.name, { batch: 2000, onProgress: options.onIndexed });
-    const { filled } = await chooseDenseWords(db, c.name);
-    options.onDense?.(filled);
-  }
+  await indexLoaded(db, c.name, { batch: 2000, onProgress: options.onIndexed, onDense: options.onDense });
   return written;
 }

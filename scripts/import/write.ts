@@ -5,7 +5,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { escape } from 'mysql2';
 import { type Db, isMysql } from '../../src/db/connection';
 import { BULK_COUNT_SLOT, COUNT_SLOT_VARIABLE } from '../../src/db/counts';
-import { sqliteBulkIndex } from '../../src/search/plan';
+import { sqliteBulkIndex } from '../../src/search';
 import { connectionPool, type MysqlConnection, run, sqliteValues } from '../lib/pool';
 
 export type Value = string | number | boolean | null;

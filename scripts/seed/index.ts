@@ -1,8 +1,7 @@
 import { type Db, isMysql } from '../../src/db/connection';
 import { recount } from '../../src/db/counts';
 import { migrate } from '../../src/db/migrations';
-import { chooseDenseWords } from '../../src/search/mysql/denseWords';
-import { emptyWordIndex, indexPending } from '../../src/search/mysql/wordIndex';
+import { emptyIndex, indexLoaded } from '../../src/search';
 import { type CollectionName, rowSource } from './data';
 import { loadRows, type LoadOptions } from './load';
 
@@ -33,10 +32,7 @@ export async function seedCollection(db: Db, table: CollectionName, count: numbe
   }
   await loadRows(db, rowSource(table, count, options.seed ?? DEFAULT_SEED), { ...options, count });
   // MySQL: the loaded rows were left pending by the index's triggers; index them in batches.
-  if (isMysql(db)) {
-    await indexPending(db, table);
-    await chooseDenseWords(db, table);
-  }
+  await indexLoaded(db, table);
   // The bulk load writes around the service's row counters; set them from the rows.
   await recount(db, table);
 }
@@ -46,7 +42,7 @@ export async function emptyTable(db: Db, table: string): Promise<void> {
   if (isMysql(db)) {
     await db.raw('TRUNCATE TABLE ??', [table]);
     // TRUNCATE fires no trigger: the word index is emptied with it.
-    await emptyWordIndex(db, table);
+    await emptyIndex(db, table);
   } else {
     await db(table).delete();
     await db.raw('DELETE FROM sqlite_sequence WHERE name = ?', [table]).catch(() => undefined);

@@ -5,7 +5,7 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { escape } from 'mysql2';
 import { type Db, isMysql } from '../../src/db/connection';
 import { collections } from '../../src/collections';
-import { sqliteBulkIndex } from '../../src/search/plan';
+import { sqliteBulkIndex } from '../../src/search';
 import type { RowSource } from './data';
 import { connectionPool, type MysqlConnection, run, sqliteValues } from '../lib/pool';
 

@@ -5,9 +5,9 @@ import type { Connection as MysqlConnection } from 'mysql2';
 import type { DatabaseConfig, PoolConfig } from '../config';
 import { makeFolder } from '../lib/makeFolder';
 import { within } from '../lib/within';
-import { searchFold } from '../search/fold';
+// Not through the search module's index, which needs this file: these functions need nothing.
+import { registerSqliteSearchFunctions } from '../search/sqlFunctions';
 import { keepPrepared } from './prepared';
-import { tokenList, tokenText } from '../search/tokenize';
 
 export type Db = Knex;
 
@@ -27,16 +27,6 @@ export const CONNECT_TIMEOUT_MS = 2000;
  */
 export function acquireTimeoutMs(pool: PoolConfig): number {
   return Math.max(CONNECT_TIMEOUT_MS, pool.queryTimeoutMs);
-}
-
-// SQLite's own lower() folds ASCII only: search_fold folds every alphabet, one character at a
-// time as MySQL does (toLowerCase alone would turn a final Σ into ς, which "σ" does not find).
-function unicodeLower(value: unknown): unknown {
-  return typeof value === 'string' ? searchFold(value) : value;
-}
-
-function searchHolds(value: unknown, folded: unknown): number | null {
-  return typeof value === 'string' && typeof folded === 'string' ? Number(searchFold(value).includes(folded)) : null;
 }
 
 export interface OpenOptions {
@@ -74,15 +64,7 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
             conn.pragma('busy_timeout = 5000');
             conn.pragma('foreign_keys = ON');
             keepPrepared(conn);
-            conn.function('lower', { deterministic: true }, unicodeLower);
-            // Under its own name so that a connection without it fails to write rather than
-            // index text with SQLite's ASCII-only lower().
-            conn.function('search_fold', { deterministic: true }, unicodeLower);
-            // Search's predicate: the field, folded, holds the (folded) term (search.ts).
-            conn.function('search_holds', { deterministic: true }, searchHolds);
-            // The token index's text and vocabulary (tokens.ts).
-            conn.function('search_tokens', { deterministic: true, varargs: true }, tokenText);
-            conn.function('search_token_list', { deterministic: true, varargs: true }, tokenList);
+            registerSqliteSearchFunctions(conn);
             done(null, conn);
           } catch (err) {
             done(err as Error, conn);

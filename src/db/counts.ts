@@ -1,5 +1,5 @@
 import type { Db } from './connection';
-import type { Queryable } from './records';
+import type { Queryable } from './pages';
 
 /** Counter rows per table (migration 003), bumped by triggers on insert and delete (004). */
 export const COUNT_SLOTS = 16;

@@ -5,22 +5,26 @@ import { type Db, type DbLog, DEFAULT_POOL, isMysql, openDb } from './connection
 import { withMigrationLease } from './lease';
 import { orderIndexName } from './order';
 import { retrying } from './retry';
-import { addDenseWords } from '../search/mysql/denseWords';
-import { indexTable, sqliteIndexStatements } from '../search/plan';
-import { sqliteTokenDropStatements, sqliteTokenStatements } from '../search/sqlite/tokens';
-import {
+import { searchSchema } from '../search';
+import { BULK_COUNT_SLOT, recount } from './counts';
+import { addBulkCounterRow, addCounterRows, addCountTriggers, dropCountTriggers, tableDefaults } from './tables';
+import { collections } from '../collections';
+
+const {
+  addDenseWords,
   addRemovalsRow,
   addWordGrams,
   addWordIndex,
+  indexTable,
   mysqlDropStatements,
   mysqlGramDropStatements,
   remakeDocs,
   REMOVALS,
+  sqliteIndexStatements,
+  sqliteTokenDropStatements,
+  sqliteTokenStatements,
   wordTables,
-} from '../search/mysql/wordIndex';
-import { BULK_COUNT_SLOT, recount } from './counts';
-import { addBulkCounterRow, addCounterRows, addCountTriggers, dropCountTriggers, tableDefaults } from './tables';
-import { collections } from '../collections';
+} = searchSchema;
 
 type Migration = { up(db: Knex): Promise<void>; down(db: Knex): Promise<void> };
 
@@ -162,8 +166,8 @@ migrations['20261122_004_count_triggers'] = {
 };
 
 migrations['20261123_005_search_index'] = {
-  // SQLite: a trigram index of each table's search fields (searchIndex.ts), filled from the rows
-  // already there and kept by triggers. MySQL keeps scanning here; see searchIndex.ts.
+  // SQLite: a trigram index of each table's search fields (src/search/sqlite/trigramIndex.ts), filled from the rows
+  // already there and kept by triggers. MySQL keeps scanning here; see src/search/plan.ts.
   async up(db) {
     if (isMysql(db)) return;
     for (const c of FIRST_COLLECTIONS) {
@@ -180,7 +184,7 @@ migrations['20261123_005_search_index'] = {
 };
 
 migrations['20261123_006_word_index'] = {
-  // MySQL: the word index (wordIndex.ts); the rows already there are left pending (searched by
+  // MySQL: the word index (src/search/mysql/wordIndex.ts); the rows already there are left pending (searched by
   // scan) until `npm run search-index` indexes them. SQLite has its trigram index since 005.
   async up(db) {
     if (!isMysql(db)) return;
@@ -193,7 +197,7 @@ migrations['20261123_006_word_index'] = {
 };
 
 migrations['20261123_007_word_grams'] = {
-  // MySQL: the vocabulary's trigrams (wordIndex.ts), so that a term's words are found by a few
+  // MySQL: the vocabulary's trigrams (src/search/mysql/wordIndex.ts), so that a term's words are found by a few
   // index probes instead of a scan of every word; filled here for the words already there.
   async up(db) {
     if (!isMysql(db)) return;
@@ -235,7 +239,7 @@ migrations['20261124_008_own_doc_ids'] = {
 };
 
 migrations['20261125_009_search_removals'] = {
-  // MySQL: how many transactions removed docs rows, per table (wordIndex.ts, REMOVALS), so that a
+  // MySQL: how many transactions removed docs rows, per table (src/search/mysql/wordIndex.ts, REMOVALS), so that a
   // search knows when one committed while it ran; a table without its row counts from 0.
   async up(db) {
     if (!isMysql(db)) return;
@@ -253,7 +257,7 @@ migrations['20261125_009_search_removals'] = {
 
 migrations['20261125_010_dense_words'] = {
   // MySQL: the words nearly every record holds, and per word the records without it
-  // (denseWords.ts), so that a term in most records is counted without reading their text. Empty
+  // (src/search/mysql/denseWords.ts), so that a term in most records is counted without reading their text. Empty
   // until chosen (seed, import, `npm run search-index`, the service's indexer).
   async up(db) {
     if (!isMysql(db)) return;
@@ -270,7 +274,7 @@ migrations['20261125_010_dense_words'] = {
 };
 
 migrations['20261127_011_token_index'] = {
-  // SQLite: the token index beside the trigram index (tokens.ts), filled from the rows already there.
+  // SQLite: the token index beside the trigram index (src/search/sqlite/tokens.ts), filled from the rows already there.
   async up(db) {
     if (isMysql(db)) return;
     for (const c of FIRST_COLLECTIONS) for (const sql of sqliteTokenStatements(c.name, c.searchFields)) await db.raw(sql);

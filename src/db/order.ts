@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /**
  * The index of the default order (created_at, id: newest first, id as tie-breaker) that every
- * record table has; search names it to walk it (searchIndex.ts).
+ * record table has; search names it to walk it (src/search/plan.ts).
  */
 export function orderIndexName(table: string): string {
   return `${table}_created_at_id_index`;

@@ -5,10 +5,7 @@ import { clientProperties, loadSpec } from '../spec';
 import { isMysql } from './connection';
 import { BULK_COUNT_SLOT, COUNT_SLOT_VARIABLE, COUNT_SLOTS } from './counts';
 import { orderIndexName } from './order';
-import { addDenseWords } from '../search/mysql/denseWords';
-import { indexTable, sqliteIndexStatements } from '../search/plan';
-import { sqliteTokenDropStatements, sqliteTokenStatements } from '../search/sqlite/tokens';
-import { addRemovalsRow, addWordGrams, addWordIndex, mysqlDropStatements, REMOVALS } from '../search/mysql/wordIndex';
+import { searchSchema } from '../search';
 
 /** The largest value of an INT column (MySQL's and SQLite's integers both hold it). */
 const INT_MAX = 2_147_483_647;
@@ -102,23 +99,11 @@ export async function createRecordTable(db: Knex, c: Collection, spec: OpenAPIV3
   });
   await addCounterRows(db, c.name);
   await addCountTriggers(db, c.name);
-  // Its search index (SQLite: migration 005's trigram table, 011's token index; MySQL: 006's
-  // word index, 007's grams, 009's removal count, 010's dense words).
-  if (mysql) {
-    await addWordIndex(db, c.name, c.searchFields);
-    await addWordGrams(db, c.name);
-    await addRemovalsRow(db, c.name);
-    await addDenseWords(db, c.name);
-  } else
-    for (const sql of [...sqliteIndexStatements(c.name, c.searchFields), ...sqliteTokenStatements(c.name, c.searchFields)])
-      await db.raw(sql);
+  await searchSchema.createSearchIndex(db, c.name, c.searchFields);
 }
 
 export async function dropRecordTable(db: Knex, name: string): Promise<void> {
-  if (isMysql(db)) {
-    for (const sql of mysqlDropStatements(name)) await db.raw(sql);
-    await db(REMOVALS).where({ table_name: name }).delete();
-  } else for (const sql of [`DROP TABLE IF EXISTS "${indexTable(name)}"`, ...sqliteTokenDropStatements(name)]) await db.raw(sql);
+  await searchSchema.dropSearchIndex(db, name);
   await dropCountTriggers(db, name);
   await db('record_counts').where({ table_name: name }).delete();
   await db.schema.dropTableIfExists(name);

@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { type Db, isMysql, openSibling } from './connection';
 import type { Filter } from './filters';
 import type { OrderKey } from './order';
+import type { Search } from '../search';
 import { type Row, seekRecords, type TableSpec } from './records';
 
 export interface WalkRequest {
@@ -24,12 +25,18 @@ export const WALK_BATCH = 1000;
  * Every row a list query matches, in its order, as a keyset walk in batches (cursor pagination's
  * seek query), so that a walk over millions of rows holds no connection and one batch at a time.
  */
-export async function* walkRecords(db: Db, spec: TableSpec, request: WalkRequest, options: WalkOptions = {}): AsyncGenerator<Row> {
+export async function* walkRecords(
+  db: Db,
+  search: Search,
+  spec: TableSpec,
+  request: WalkRequest,
+  options: WalkOptions = {},
+): AsyncGenerator<Row> {
   const limit = options.batchSize ?? WALK_BATCH;
   let after: Knex.Value[] | undefined;
   for (;;) {
     if (options.signal?.aborted) return;
-    const rows = await seekRecords(db, spec, { ...request, after, backward: false, limit });
+    const rows = await seekRecords(db, spec, { ...request, after, backward: false, limit }, search);
     for (const row of rows) yield row;
     if (rows.length < limit) return;
     const last = rows[rows.length - 1];
@@ -42,12 +49,18 @@ export async function* walkRecords(db: Db, spec: TableSpec, request: WalkRequest
  * table as the first did, so a row changed meanwhile is neither repeated nor skipped. MySQL reads
  * one REPEATABLE READ snapshot, SQLite one WAL read transaction that writers do not wait for.
  */
-export async function* walkSnapshot(db: Db, spec: TableSpec, request: WalkRequest, options: WalkOptions = {}): AsyncGenerator<Row> {
+export async function* walkSnapshot(
+  db: Db,
+  search: Search,
+  spec: TableSpec,
+  request: WalkRequest,
+  options: WalkOptions = {},
+): AsyncGenerator<Row> {
   const reader = openSibling(db);
   try {
     const trx = await reader.transaction(isMysql(db) ? { isolationLevel: 'repeatable read' } : undefined);
     try {
-      yield* walkRecords(trx, spec, request, options);
+      yield* walkRecords(trx, search, spec, request, options);
     } finally {
       // Read only: ending it either way changes nothing; a connection already lost is let go.
       await trx.commit().catch(() => undefined);

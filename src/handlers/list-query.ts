@@ -2,7 +2,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import type { Collection } from '../collections';
 import type { Filter } from '../db/filters';
 import { DEFAULT_ORDER, type OrderKey } from '../db/order';
-import { parseSearch } from '../search/predicate';
+import { parseSearch } from '../search';
 import type { FieldError } from '../http/problem';
 import { clientProperties } from '../spec';
 

@@ -3,6 +3,7 @@ import type { Context } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import type { Collection, PageOf, ResourceName, Verb } from '../collections';
 import type { Db } from '../db/connection';
+import type { Search } from '../search';
 import {
   deleteRecord,
   findRecord,
@@ -31,6 +32,7 @@ export type Handler = (c: Context, req: Request, res: Response) => void | Promis
 
 export interface HandlerDeps {
   db: Db;
+  search: Search;
   spec: OpenAPIV3.Document;
   /** Host for absolute links when the request's Host header is missing or not sane. */
   links: LinkOrigin;
@@ -49,7 +51,7 @@ const idOf = (ctx: Context) => Number((ctx.request.params as { id: string }).id)
 
 /** The six operations of one collection, as one generic pipeline driven by its declaration. */
 export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, Handler> {
-  const { db } = deps;
+  const { db, search } = deps;
   const fields = writeFields(deps.spec, c.resource);
   const serialize = recordSerializer(deps.spec, c);
   /** Export columns: the record's fields in the order the JSON answer has them. */
@@ -115,7 +117,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       if (!decoded.ok) throw invalid([{ field: 'cursor', message: decoded.message }]);
       ({ after, backward } = decoded);
     }
-    const rows = await seekRecords(db, table, { ...base, after, backward, limit: pageSize + 1 });
+    const rows = await seekRecords(db, table, { ...base, after, backward, limit: pageSize + 1 }, search);
     const more = rows.length > pageSize;
     const page = backward ? rows.slice(rows.length - Math.min(rows.length, pageSize)) : rows.slice(0, pageSize);
     // Walking forward, the boundary lies behind; walking back, ahead: that side always has a page.
@@ -164,13 +166,13 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
         return streamExport(res, format, {
           name: c.name,
           columns,
-          records: (signal) => mapRows(walkSnapshot(db, table, base, { signal }), serialize),
+          records: (signal) => mapRows(walkSnapshot(db, search, table, base, { signal }), serialize),
         });
       }
       if (query.cursor !== undefined) return listByCursor(ctx, req, res, query, base, pageSize);
 
       const page = (query.page as number | undefined) ?? 1;
-      const result = await listRecords(db, table, { ...base, page, pageSize });
+      const result = await listRecords(db, table, { ...base, page, pageSize }, search);
       if ('pastEnd' in result) {
         const last = Math.max(1, Math.ceil(result.count / pageSize));
         throw new HttpProblem(404, `Page ${page} is past the last page (${last})`);

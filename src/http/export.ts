@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { ConcurrencyLimiter } from '../search/limiter';
+import { ConcurrencyLimiter } from '../lib/concurrency';
 
 /** The export formats a list answers, by media type; JSON (a page) stays the default. */
 export type ExportFormat = 'ndjson' | 'csv';

@@ -1,7 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { clusterRegistry, inWorker, workerId } from '../cluster';
 import type { PoolStats } from '../db/connection';
-import type { LimiterStats } from '../search/limiter';
+import type { LimiterStats } from '../search';
 
 export interface Metrics {
   registry: Registry;

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { type Db, isMysql } from '../db/connection';
 import { applyFilters, type Filter } from '../db/filters';
-import { searchTuning } from './tuning';
+import type { SearchTuning } from './tuning';
 import { applyOrder, type OrderKey } from '../db/order';
 import type { SearchPlan } from './plan';
 
@@ -17,7 +17,7 @@ export interface PreloadedMatches {
 
 /**
  * The ids of the rows holding every term and passing the filters, when the plan's candidates
- * or its sample expect at most maxPreloaded (searchTuning.ts) and there are; else undefined (common terms).
+ * or its sample expect at most maxPreloaded (tuning.ts) and there are; else undefined (common terms).
  * `order`: the page's, when a page can be a slice of them.
  */
 export async function preloadMatches(
@@ -26,6 +26,7 @@ export async function preloadMatches(
   plan: SearchPlan,
   filters: readonly Filter[],
   total: () => Promise<number>,
+  tuning: SearchTuning,
   order?: readonly OrderKey[],
 ): Promise<PreloadedMatches | undefined> {
   if (plan.atMost === 0) return { ids: [], inOrder: true }; // no candidate: nothing to read
@@ -35,8 +36,8 @@ export async function preloadMatches(
     return ids && { ids, inOrder: false };
   }
   const expected = plan.atMost ?? (plan.share === undefined ? undefined : plan.share * (await total()));
-  if (expected === undefined || expected > searchTuning.maxPreloaded) return undefined;
-  const limit = searchTuning.maxPreloaded + 1;
+  if (expected === undefined || expected > tuning.maxPreloaded) return undefined;
+  const limit = tuning.maxPreloaded + 1;
   // From the index alone where it decides, so that past the limit the rest are never read.
   const fromIndex = !filters.length && plan.ids;
   // Through the table on SQLite each row is read anyway, so its order's keys are sorted there and
@@ -54,7 +55,7 @@ export async function preloadMatches(
     applyOrder(query, sortBy, false);
   }
   const ids = ((await query) as { id: number | string }[]).map((r) => Number(r.id));
-  return ids.length > searchTuning.maxPreloaded ? undefined : { ids, inOrder: sortBy !== undefined };
+  return ids.length > tuning.maxPreloaded ? undefined : { ids, inOrder: sortBy !== undefined };
 }
 
 /** The default order (or its reverse), which every record table's created_at index serves. */

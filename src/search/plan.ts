@@ -1,4 +1,3 @@
-import { totalmem } from 'node:os';
 import type { Knex } from 'knex';
 import { type Db, inTransaction, isMysql } from '../db/connection';
 import { searchFold } from './fold';
@@ -6,97 +5,11 @@ import { orderIndexName } from '../db/order';
 import { planDenseCount } from './mysql/denseWords';
 import { applySearch, foldCollation, READ_AS_REPLACEMENT } from './predicate';
 import { indexedFields, removalsOf } from './mysql/wordIndex';
-import { searchTuning } from './tuning';
+import type { SearchTuning } from './tuning';
 import { planTrigrams, rankTrigrams, type TermPlan } from './sqlite/trigrams';
-import {
-  decidingTerms,
-  sqliteFieldsChanged,
-  sqliteTokenFill,
-  sqliteTokenInsertTrigger,
-  tokenEligible,
-  tokenQuery,
-  tokenTables,
-} from './sqlite/tokens';
+import { decidingTerms, tokenEligible, tokenQuery, tokenTables } from './sqlite/tokens';
+import { hasTrigram, indexable, indexTable } from './sqlite/trigramIndex';
 import { applyWords, countWords, matchingIds, planWords } from './mysql/wordSearch';
-
-/**
- * The search index on SQLite: an FTS5 trigram table over the text as the scan folds it, so a
- * phrase query of a folded term is exactly the scan's predicate.
- * See docs/adr/0005-search-exact-index.md.
- */
-export const TRIGRAM = 3;
-
-export function indexTable(table: string): string {
-  return `${table}_search`;
-}
-
-/** Terms of fewer than 3 characters (after folding) yield no trigram; they are matched by a scan. */
-export function indexable(term: string): boolean {
-  return hasTrigram(searchFold(term));
-}
-
-function hasTrigram(folded: string): boolean {
-  return [...folded].length >= TRIGRAM;
-}
-
-/** SQL of migration 005's triggers and index for one table on SQLite. */
-export function sqliteIndexStatements(table: string, fields: readonly string[]): string[] {
-  const fts = indexTable(table);
-  const cols = fields.map((f) => `"${f}"`).join(', ');
-  const folded = (row: string) => fields.map((f) => `search_fold(${row}."${f}")`).join(', ');
-  return [
-    `CREATE VIRTUAL TABLE "${fts}" USING fts5(${cols}, content='', contentless_delete=1, detail=full, ` +
-      `tokenize="trigram case_sensitive 1")`,
-    `INSERT INTO "${fts}" (rowid, ${cols}) SELECT id, ${folded(`"${table}"`)} FROM "${table}"`,
-    `CREATE TRIGGER "${fts}_insert" AFTER INSERT ON "${table}" BEGIN ` +
-      `INSERT INTO "${fts}" (rowid, ${cols}) VALUES (new.id, ${folded('new')}); END`,
-    `CREATE TRIGGER "${fts}_delete" AFTER DELETE ON "${table}" BEGIN DELETE FROM "${fts}" WHERE rowid = old.id; END`,
-    `CREATE TRIGGER "${fts}_update" AFTER UPDATE ON "${table}" WHEN ${sqliteFieldsChanged(fields)} BEGIN ` +
-      `DELETE FROM "${fts}" WHERE rowid = old.id; ` +
-      `INSERT INTO "${fts}" (rowid, ${cols}) VALUES (new.id, ${folded('new')}); END`,
-  ];
-}
-
-/** 256 MB, or a sixteenth of a smaller machine's memory. */
-const BULK_HASH_BYTES = Math.min(256 * 1024 ** 2, Math.floor(totalmem() / 16));
-const DEFAULT_HASH_BYTES = 1024 * 1024;
-
-/**
- * For a bulk load on SQLite: drops the insert triggers; `finish` indexes the rows added in one
- * statement and restores them (a rollback undoes all: SQLite's DDL is transactional).
- * Undefined when the table has no index.
- */
-export function sqliteBulkIndex(
-  conn: { prepare(sql: string): { run(...a: unknown[]): unknown; get(...a: unknown[]): unknown } },
-  table: string,
-  fields: readonly string[],
-): (() => void) | undefined {
-  const fts = indexTable(table);
-  const { tokens } = tokenTables(table);
-  const exists = (trigger: string) => conn.prepare("SELECT 1 AS y FROM sqlite_master WHERE type = 'trigger' AND name = ?").get(trigger);
-  if (!exists(`${fts}_insert`)) return undefined;
-  const withTokens = exists(`${tokens}_insert`) !== undefined;
-  const [, fill, create] = sqliteIndexStatements(table, fields);
-  const { top } = conn.prepare(`SELECT COALESCE(MAX(id), 0) AS top FROM "${table}"`).get() as { top: number };
-  conn.prepare(`DROP TRIGGER "${fts}_insert"`).run();
-  if (withTokens) conn.prepare(`DROP TRIGGER "${tokens}_insert"`).run();
-  // A larger FTS5 `hashsize` for the load means fewer segments to merge (BENCHMARKS.md, import).
-  // It is a row of the index's config, so the transaction holds it; the default is put back
-  // after. Written into the SQL: FTS5 takes an integer, and better-sqlite3 binds a real.
-  const setHash = (index: string, bytes: number) =>
-    conn.prepare(`INSERT INTO "${index}" ("${index}", rank) VALUES ('hashsize', ${bytes})`).run();
-  return () => {
-    setHash(fts, BULK_HASH_BYTES);
-    conn.prepare(`${fill} WHERE id > ?`).run(top);
-    setHash(fts, DEFAULT_HASH_BYTES);
-    conn.prepare(create).run();
-    if (!withTokens) return;
-    setHash(tokens, BULK_HASH_BYTES);
-    for (const sql of sqliteTokenFill(table, fields, top)) conn.prepare(sql).run();
-    setHash(tokens, DEFAULT_HASH_BYTES);
-    conn.prepare(sqliteTokenInsertTrigger(table, fields)).run();
-  };
-}
 
 export interface SearchPlan {
   /**
@@ -105,11 +18,11 @@ export interface SearchPlan {
    */
   apply(query: Knex.QueryBuilder, walk?: boolean): void;
   /**
-   * At most about this share of the rows match, from a sample of the table (trigrams.ts,
-   * wordSearch.ts); undefined when the index does not narrow the search.
+   * At most about this share of the rows match, from a sample of the table (sqlite/trigrams.ts,
+   * mysql/wordSample.ts); undefined when the index does not narrow the search.
    */
   share?: number;
-  /** At most this many records match, when the plan read their candidates (trigrams.ts). */
+  /** At most this many records match, when the plan read their candidates (sqlite/trigrams.ts). */
   atMost?: number;
   /** The index narrows the search (else every row's text is read). */
   indexed: boolean;
@@ -121,7 +34,7 @@ export interface SearchPlan {
   /** The number of records holding every term from the index alone, when it can tell. */
   count?: () => Promise<number>;
   /**
-   * The ids of every match when there are at most searchTuning.preloadedWithCount, read with the count
+   * The ids of every match when there are at most `tuning.preloadedWithCount`, read with the count
    * (SQLite's token index, several terms); else undefined.
    */
   few?: () => Promise<number[] | undefined>;
@@ -182,13 +95,14 @@ async function removedSince(trx: Db, table: string, before: number): Promise<boo
 
 /**
  * How this database answers these terms: on SQLite, terms of 3 characters or more by the trigram
- * index (as a phrase, or by their rarest trigrams and then the scan's predicate: trigrams.ts) and
- * the rest by the scan's predicate; on MySQL, by the word index (wordSearch.ts).
+ * index (as a phrase, or by their rarest trigrams and then the scan's predicate: sqlite/trigrams.ts) and
+ * the rest by the scan's predicate; on MySQL, by the word index (mysql/wordSearch.ts).
  */
 export async function planSearch(
   db: Db,
   spec: { table: string; searchFields: readonly string[] },
   terms: readonly string[],
+  tuning: SearchTuning,
 ): Promise<SearchPlan> {
   const { table, searchFields: fields } = spec;
   if (isMysql(db)) {
@@ -198,12 +112,12 @@ export async function planSearch(
       if (walk) q.from(db.raw('?? FORCE INDEX (??)', [table, orderIndexName(table)]));
       q.whereIn(`${table}.id`, ids);
     };
-    const walkLimit = (count: number) => searchTuning.walkPerMatch * count;
+    const walkLimit = (count: number) => tuning.walkPerMatch * count;
     if (!terms.length) return { apply: () => {}, indexed: false, among, walkLimit };
     const collation = await foldCollation(db);
     const scan: SearchPlan = { apply: (q) => applySearch(q, fields, terms, collation), indexed: false, among, walkLimit };
     if (!indexedFields(table)) return scan;
-    const plan = await planWords(db, table, fields, terms, collation);
+    const plan = await planWords(db, table, fields, terms, collation, tuning);
     if (!plan.none && !plan.groups.length) {
       // Terms in most records: the page walks the order with the scan's predicate (it fills
       // soon); the count, from the dense words' lists where they hold every term.
@@ -224,14 +138,14 @@ export async function planSearch(
     // `+` keeps SQLite from reading the ids first (then sorting all their rows): it walks the order.
     q.whereRaw(`${walk ? '+' : ''}?? IN (SELECT value FROM json_each(?))`, [`${table}.id`, JSON.stringify(ids)]);
   };
-  const walkLimit = () => searchTuning.walkEntries;
+  const walkLimit = () => tuning.walkEntries;
   if (!terms.length) return { apply: () => {}, indexed: false, among, walkLimit };
-  const byTokens = await planTokens(db, spec, terms, among, walkLimit);
+  const byTokens = await planTokens(db, spec, terms, tuning, among, walkLimit);
   if (byTokens) return byTokens;
   const fts = indexTable(table);
   const indexed = terms.filter(indexable);
   const none: TermPlan = { queries: [], narrowed: [], share: 1 };
-  const { queries, narrowed, share, candidates } = indexed.length ? await planTrigrams(db, spec, fts, indexed) : none;
+  const { queries, narrowed, share, candidates } = indexed.length ? await planTrigrams(db, spec, fts, indexed, tuning) : none;
   /**
    * Terms the predicate decides: too short for a trigram, narrowed by their rarest ones, or
    * holding a character the index reads as another (its match is then only a candidate).
@@ -244,7 +158,7 @@ export async function planSearch(
       if (candidates) among(q, candidates, walk);
       else if (queries.length)
         q.whereRaw(`${walk ? '+' : ''}?? IN (SELECT rowid FROM ?? WHERE ?? MATCH ?)`, [`${table}.id`, fts, fts, match]);
-      // On a probe's candidates, which mostly hold the terms, LIKE first (search.ts).
+      // On a probe's candidates, which mostly hold the terms, LIKE first (predicate.ts).
       if (checked.length) applySearch(q, fields, checked, undefined, candidates !== undefined);
     },
     share,
@@ -258,21 +172,22 @@ export async function planSearch(
 }
 
 /**
- * SQLite: the token index's plan (tokens.ts), when it decides every term and none is common (by
- * the trigram sample: searchTuning.tokenShare); else undefined.
+ * SQLite: the token index's plan (sqlite/tokens.ts), when it decides every term and none is common (by
+ * the trigram sample: `tuning.tokenShare`); else undefined.
  */
 async function planTokens(
   db: Db,
   spec: { table: string; searchFields: readonly string[] },
   terms: readonly string[],
+  tuning: SearchTuning,
   among: SearchPlan['among'],
   walkLimit: SearchPlan['walkLimit'],
 ): Promise<SearchPlan | undefined> {
   const folded = terms.map(searchFold);
   if (!folded.every((f) => hasTrigram(f) && tokenEligible(f))) return undefined;
   const { share } = await rankTrigrams(db, spec, folded);
-  if (share > searchTuning.tokenShare) return undefined;
-  const match = await tokenQuery(db, spec.table, folded);
+  if (share > tuning.tokenShare) return undefined;
+  const match = await tokenQuery(db, spec.table, folded, tuning);
   if (match === undefined) return undefined;
   if (!match) {
     // Some term is in no token: nothing matches.
@@ -292,7 +207,7 @@ async function planTokens(
   // Several terms: the AND of their tokens' lists costs as much for the page as for the count,
   // so few matches are read with the count.
   let counted: Promise<{ n: number; ids?: number[] }> | undefined;
-  const withIds = () => (counted ??= countWithIds(db, tokens, match, searchTuning.preloadedWithCount));
+  const withIds = () => (counted ??= countWithIds(db, tokens, match, tuning.preloadedWithCount));
   const several = decidingTerms(folded).length > 1;
   return {
     apply(q, walk = false) {

@@ -1,4 +1,4 @@
-// How SQLite's token index (tokens.ts) cuts text, in JavaScript: the same cuts as FTS5's
+// How SQLite's token index (sqlite/tokens.ts) cuts text, in JavaScript: the same cuts as FTS5's
 // tokenizer makes, for the vocabulary its triggers keep. Apart, as connection.ts registers them.
 import { searchFold } from './fold';
 

@@ -1,9 +1,9 @@
 /**
  * Where search changes strategy (docs/search.md, "The knobs"). None changes what matches, only the
- * cost; the values come from measurements at 1,000,000 posts (BENCHMARKS.md). One object, so that
- * tests can move them to reach every path on tables of a few rows.
+ * cost; the defaults come from measurements at 1,000,000 posts (BENCHMARKS.md). Tests pass others
+ * to createSearch to reach every path on tables of a few rows.
  */
-export const searchTuning = {
+export const defaultTuning = Object.freeze({
   /** SQLite: above this many candidates from the rarest trigrams, terms are read as phrases. */
   maxCandidates: 2000,
   /** SQLite: a term whose rarest trigram is in at most this share of the sample goes to the token index. */
@@ -24,12 +24,14 @@ export const searchTuning = {
   walkRows: 5000,
   /** SQLite: the scan's predicate on a row costs about this many times reading a match again from the token index. */
   rowCheckCost: 25,
-  /** MySQL: the newest records whose text tells how common each term is (wordSearch.ts). */
+  /** MySQL: the newest records whose text tells how common each term is (mysql/wordSample.ts). */
   sample: 200,
-  /** MySQL: a word in at least this share of the records sampled is dense (denseWords.ts). */
+  /** MySQL: a word in at least this share of the records sampled is dense (mysql/denseWords.ts). */
   denseShare: 0.9,
-  /** MySQL: costly search statements run at once per process (searchGate.ts); set from DB_SEARCH_TURNS. */
+  /** MySQL: costly search statements run at once per process (limiter.ts); from DB_SEARCH_TURNS. */
   searchTurns: 1,
   /** MySQL: the connections in a process's pool (DB_POOL_SIZE), which the search limiter stays below. */
   poolSize: 10,
-};
+});
+
+export type SearchTuning = { -readonly [K in keyof typeof defaultTuning]: number };

@@ -1,12 +1,11 @@
 // A process that writes posts without pause (create, update, delete) through the service's
 // database layer, with the service's background indexer on MySQL, to be killed mid-write by
-// tests/e2e/db/searchIndex.crash.test.ts (or to lose its server to a kill). Argument: the SQLite
-// file, or a mysql:// URL. SEARCH_TUNING (JSON) moves src/db/searchTuning.ts as the test does.
+// tests/e2e/search/crash.test.ts (or to lose its server to a kill). Argument: the SQLite
+// file, or a mysql:// URL. SEARCH_TUNING (JSON) sets the dense words' tuning as the test does.
 import { parseDatabaseUrl } from '../../src/config';
-import { isMysql, openDb } from '../../src/db/connection';
-import { startIndexer } from '../../src/search/mysql/indexer';
+import { openDb } from '../../src/db/connection';
+import { defaultTuning, keepIndex } from '../../src/search';
 import { deleteRecord, insertRecord, updateRecord } from '../../src/db/records';
-import { searchTuning } from '../../src/search/tuning';
 import { dbTimestamp } from '../../src/db/time';
 
 const TEXTS = ['alpha ÉCOLE', 'bêta σοφός', 'gamma Straße', 'delta 🎉 party', 'epsilon école'];
@@ -14,9 +13,8 @@ const TEXTS = ['alpha ÉCOLE', 'bêta σοφός', 'gamma Straße', 'delta 🎉 
 async function main(): Promise<void> {
   const target = process.argv[2];
   const db = openDb(target.startsWith('mysql://') ? parseDatabaseUrl(target) : { client: 'sqlite', filename: target });
-  Object.assign(searchTuning, JSON.parse(process.env.SEARCH_TUNING ?? '{}'));
   // Dense words chosen (and their lists filled) again and again, crashes and all.
-  if (isMysql(db)) startIndexer(db, { sweepMs: 200, chooseMs: 500 });
+  keepIndex(db, { sweepMs: 200, chooseMs: 500, tuning: { ...defaultTuning, ...JSON.parse(process.env.SEARCH_TUNING ?? '{}') } });
   let n = 0;
   process.stdout.write('ready\n');
   for (;;) {

@@ -25,12 +25,14 @@
 //   character by character (RFC 9110): `"01"` is not `"1"`.
 import fc from 'fast-check';
 import { collections } from '../../src/collections';
-import { searchTuning } from '../../src/search/tuning';
+import { tunableSearch } from '../helpers/search';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { dialect } from '../helpers/db';
 import { type CollectionRules, type FilterRule, Model, type SortKind } from '../helpers/fuzz/model';
 import { brokenPlan, type Plan, type PlanOptions, racePlan, validPlan, writable } from '../helpers/fuzz/plans';
 import { Mismatch, readAll, runPlan, Sender } from '../helpers/fuzz/run';
+
+const search = tunableSearch();
 import { specOperations } from '../helpers/fuzz/spec';
 
 const RUNS = Number(process.env.FUZZ_REQUESTS ?? 2000);
@@ -141,7 +143,7 @@ let app: TestApp;
 let sender: Sender;
 const model = new Model(rules);
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ search });
   sender = new Sender(app.url);
 });
 afterAll(() => app.close());
@@ -174,7 +176,7 @@ test(`${RUNS} plans of requests from the spec get the answers the contract gives
     resync = true;
     // SQLite: every other plan's searches are answered by the token index whenever it can decide
     // them (tokens.ts), the others' never, so that the model judges both indexes on any data.
-    searchTuning.tokenShare = runs % 2 === 0 ? 1 : -1;
+    search.tune({ tokenShare: runs % 2 === 0 ? 1 : -1 });
     await runPlan(plan, model, sender);
     if (++runs % CHECK_EVERY === 0) await checkModel();
     resync = false;

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { type Db, WSREP_ON, wsrepOn } from '../../db/connection';
 import { countAll } from '../../db/counts';
 import { applySearch } from '../predicate';
-import { searchTuning } from '../tuning';
+import { defaultTuning, type SearchTuning } from '../tuning';
 import { foldSql, REMOVALS, TABLE_OPTIONS, wordCode, wordTables } from './wordIndex';
 import { piecePredicate } from './wordSearch';
 
@@ -21,7 +21,7 @@ const MAX_DENSE = 32;
 const FILL_CHUNK = 20_000;
 /** List rows per INSERT. */
 const INSERT_CHUNK = 5000;
-/** A dense word is dropped only below searchTuning.denseShare less this. */
+/** A dense word is dropped only below the tuning's denseShare less this. */
 const DROP_MARGIN = 0.1;
 
 /** SQL of a table's dense words and their lists (migration 010, createRecordTable). */
@@ -42,10 +42,14 @@ export async function addDenseWords(db: Knex, table: string): Promise<void> {
 }
 
 /**
- * Makes dense the words held by at least searchTuning.denseShare of the newest records indexed,
+ * Makes dense the words held by at least `tuning.denseShare` of the newest records indexed,
  * drops those no longer held, and fills each new word's list; safe beside writers and indexers.
  */
-export async function chooseDenseWords(db: Knex, table: string): Promise<{ filled: number; dropped: number }> {
+export async function chooseDenseWords(
+  db: Knex,
+  table: string,
+  tuning: Pick<SearchTuning, 'sample' | 'denseShare'> = defaultTuning,
+): Promise<{ filled: number; dropped: number }> {
   const t = wordTables(table);
   const sample = (await db(t.docs).orderBy('id', 'desc').limit(CHOICE_SAMPLE).pluck('codes')) as string[];
   const held = new Map<number, number>();
@@ -60,7 +64,7 @@ export async function chooseDenseWords(db: Knex, table: string): Promise<{ fille
   // A table smaller than search's sample has no common term: nothing to count faster. On a
   // Galera cluster, none at all: what makes a new word wait for indexers under way is a lock, and
   // locks do not reach another node's indexer.
-  const none = sample.length < searchTuning.sample || (await galera(db));
+  const none = sample.length < tuning.sample || (await galera(db));
   const current = await db(t.dense).select<{ word_id: number; ready: number }[]>('word_id', 'ready');
   const isDense = new Set(current.map((d) => Number(d.word_id)));
   // A word stays dense down to a lower share than makes one: a word near the line is not dropped
@@ -68,7 +72,7 @@ export async function chooseDenseWords(db: Knex, table: string): Promise<{ fille
   const wanted = none
     ? []
     : [...held.keys()]
-        .filter((id) => share(id) >= searchTuning.denseShare - (isDense.has(id) ? DROP_MARGIN : 0))
+        .filter((id) => share(id) >= tuning.denseShare - (isDense.has(id) ? DROP_MARGIN : 0))
         .sort((a, b) => share(b) - share(a))
         .slice(0, MAX_DENSE);
   const dropped = [...isDense].filter((id) => !wanted.includes(id));

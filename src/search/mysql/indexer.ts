@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { collections } from '../../collections';
 import { chooseDenseWords } from './denseWords';
 import { indexPending, wordTables } from './wordIndex';
+import type { SearchTuning } from '../tuning';
 
 /**
  * The service's background indexer on MySQL: indexes what this process's writes left pending soon
@@ -24,11 +25,13 @@ export interface IndexerOptions {
   chooseMs?: number;
   /** The first failure of a run of them (the database away, say); the next success is quiet. */
   onError?: (err: unknown) => void;
+  /** What the dense words' choice reads (tuning.ts); default: the defaults. */
+  tuning?: Pick<SearchTuning, 'sample' | 'denseShare'>;
 }
 
 const running = new Set<Indexer>();
 
-/** Called by the record writes (records.ts): every indexer of this process hears of it. */
+/** Called by the record writes (recordsWritten): every indexer of this process hears of it. */
 export function pendingWritten(table: string): void {
   for (const indexer of running) indexer.nudge(table);
 }
@@ -36,7 +39,7 @@ export function pendingWritten(table: string): void {
 const TABLES = collections.filter((c) => c.searchFields.length).map((c) => c.name);
 
 export function startIndexer(db: Knex, options: IndexerOptions = {}): Indexer {
-  const { sweepMs = 5000, batch = 500, chooseMs = 10 * 60_000, onError } = options;
+  const { sweepMs = 5000, batch = 500, chooseMs = 10 * 60_000, onError, tuning } = options;
   const due = new Set<string>();
   let choosing: Promise<void> | undefined;
   let active: Promise<void> | undefined;
@@ -81,7 +84,7 @@ export function startIndexer(db: Knex, options: IndexerOptions = {}): Indexer {
     choosing = (async () => {
       for (const table of TABLES) {
         if (stopped) return;
-        await chooseDenseWords(db, table);
+        await chooseDenseWords(db, table, tuning);
       }
     })()
       .catch((err: unknown) => {

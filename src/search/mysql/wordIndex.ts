@@ -36,7 +36,7 @@ export function wordTables(table: string): WordTables {
 /** Words of more characters than this have no `folded` copy (a fold maps one character to one). */
 export const FOLDED_LENGTH = 255;
 
-/** The scan's fold of a bound value, as text compared byte for byte (search.ts). */
+/** The scan's fold of a bound value, as text compared byte for byte (predicate.ts). */
 export function foldSql(collation: string | undefined, value = '?'): string {
   return `LOWER(${value} COLLATE ${collation ?? 'utf8mb4_bin'}) COLLATE utf8mb4_bin`;
 }
@@ -324,7 +324,7 @@ export async function indexPending(
     // the transaction is simply run again.
     const ids = await retrying(() =>
       db.transaction(async (trx) => {
-        // The removal count's row first: while a search holds it (searchIndex.ts), this waits
+        // The removal count's row first: while a search holds it (plan.ts: inSearchSnapshot), this waits
         // holding nothing a writer's trigger needs (the pending rows and the gaps between them).
         await trx(REMOVALS).where({ table_name: table }).forUpdate().first('n');
         const ids = (await trx(t.pending).orderBy('id').limit(batch).forUpdate().pluck('id')) as (number | string)[];
@@ -366,7 +366,7 @@ export async function indexPending(
 /**
  * Transactions that removed docs rows, counted per table (migration 009): FULLTEXT applies a
  * removal as it commits, whatever a snapshot holds, so a search compares the count at its start
- * and end (searchIndex.ts).
+ * and end (plan.ts: inSearchSnapshot).
  */
 export const REMOVALS = 'search_removals';
 

@@ -1,5 +1,5 @@
 import { type Db, perPool } from '../../db/connection';
-import { searchTuning } from '../tuning';
+import type { SearchTuning } from '../tuning';
 import { foldSql, wordTables } from './wordIndex';
 
 /** A term in more than this share of the rows is common (see sampleTerms). */
@@ -46,6 +46,7 @@ export async function sampleTerms(
   fields: readonly string[],
   terms: readonly string[],
   collation: string | undefined,
+  tuning: SearchTuning,
 ): Promise<TermSample> {
   const [state] = await db.select<{ pending: number | string | null; newest: number | string | null }[]>(
     db.raw('(?) AS pending', [db(wordTables(table).pending).select('id').limit(1)]),
@@ -55,28 +56,22 @@ export async function sampleTerms(
   const tables = perPool(samples, db, () => new Map<string, Sampled>());
   let kept = tables.get(table);
   const now = Date.now();
-  if (
-    !kept ||
-    kept.newest !== newest ||
-    kept.size !== searchTuning.sample ||
-    now - kept.at > SAMPLE_TTL_MS ||
-    kept.hits.size > KEPT_TERMS
-  ) {
-    kept = { newest, size: searchTuning.sample, at: now, rows: 0, hits: new Map() };
+  if (!kept || kept.newest !== newest || kept.size !== tuning.sample || now - kept.at > SAMPLE_TTL_MS || kept.hits.size > KEPT_TERMS) {
+    kept = { newest, size: tuning.sample, at: now, rows: 0, hits: new Map() };
     tables.set(table, kept);
   }
   const missing = terms.filter((t) => !kept.hits.has(t));
   if (missing.length) {
-    const { rows, hits } = await sampleOf(db, table, fields, missing, collation);
+    const { rows, hits } = await sampleOf(db, table, fields, missing, collation, tuning.sample);
     kept.rows = rows;
     missing.forEach((t, i) => kept.hits.set(t, hits[i]));
   }
   const pending = state.pending !== null;
-  if (kept.rows < searchTuning.sample) return { common: new Set(), share: 1, pending };
+  if (kept.rows < tuning.sample) return { common: new Set(), share: 1, pending };
   const hits = terms.map((t) => kept.hits.get(t)!);
   return {
-    common: new Set(terms.filter((_, i) => hits[i] > COMMON_SHARE * searchTuning.sample)),
-    share: Math.min(1, (Math.min(...hits) + 1) / searchTuning.sample),
+    common: new Set(terms.filter((_, i) => hits[i] > COMMON_SHARE * tuning.sample)),
+    share: Math.min(1, (Math.min(...hits) + 1) / tuning.sample),
     pending,
   };
 }
@@ -88,6 +83,7 @@ async function sampleOf(
   fields: readonly string[],
   terms: readonly string[],
   collation: string | undefined,
+  size: number,
 ): Promise<{ rows: number; hits: number[] }> {
   const fold = (x: string) => foldSql(collation, x);
   const holds = `(${fields.map(() => `INSTR(${fold('??')}, ${fold('?')}) > 0`).join(' OR ')})`;
@@ -100,7 +96,7 @@ async function sampleOf(
       { column: 'created_at', order: 'desc' },
       { column: 'id', order: 'desc' },
     ])
-    .limit(searchTuning.sample)
+    .limit(size)
     .as('s');
   const sums = terms.map((t, i) => db.raw(`SUM(${holds}) AS ??`, [...fields.flatMap((f) => [f, t]), `t${i}`]));
   const [row] = await db

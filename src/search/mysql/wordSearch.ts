@@ -1,3 +1,4 @@
+import type { SearchTuning } from '../tuning';
 import type { Knex } from 'knex';
 import { type Db, perPool } from '../../db/connection';
 import { applySearch } from '../predicate';
@@ -122,8 +123,9 @@ export async function planWords(
   fields: readonly string[],
   terms: readonly string[],
   collation: string | undefined,
+  tuning: SearchTuning,
 ): Promise<WordPlan> {
-  const { common, share, pending } = await sampleTerms(db, table, fields, terms, collation);
+  const { common, share, pending } = await sampleTerms(db, table, fields, terms, collation, tuning);
   const plan: WordPlan = { groups: [], none: false, checked: [...common], pending, share };
   for (const term of terms) {
     if (common.has(term)) continue;

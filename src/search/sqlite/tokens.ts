@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Db } from '../../db/connection';
 import { READ_AS_REPLACEMENT } from '../predicate';
-import { searchTuning } from '../tuning';
+import type { SearchTuning } from '../tuning';
 import { spread, trigramsOf } from './trigrams';
 import { OVERLAP, SEPARATOR, TOKEN_CHARS } from '../tokenize';
 
@@ -164,9 +164,14 @@ export function decidingTerms(folded: readonly string[]): string[] {
 /**
  * The FTS5 query for records holding every term: per term, the OR of the tokens containing it.
  * '' when a term is in no token; undefined (the trigram index or the scan answers) when a term is
- * too short, in too many tokens, or the query would grow too long (searchTuning).
+ * too short, in too many tokens, or the query would grow too long (SearchTuning).
  */
-export async function tokenQuery(db: Db | Knex.Transaction, table: string, folded: readonly string[]): Promise<string | undefined> {
+export async function tokenQuery(
+  db: Db | Knex.Transaction,
+  table: string,
+  folded: readonly string[],
+  tuning: SearchTuning,
+): Promise<string | undefined> {
   const { vocab, grams } = tokenTables(table);
   const groups: string[] = [];
   let chars = 0;
@@ -179,13 +184,13 @@ export async function tokenQuery(db: Db | Knex.Transaction, table: string, folde
       .join(vocab, `${vocab}.id`, `${grams}.rowid`)
       .whereRaw('?? MATCH ?', [grams, looked.map(quoted).join(' AND ')])
       .whereRaw('instr(??, ?) > 0', [`${vocab}.term`, term])
-      .limit(searchTuning.termTokens + 1)
+      .limit(tuning.termTokens + 1)
       .pluck(`${vocab}.term`)) as string[];
-    if (tokens.length > searchTuning.termTokens) return undefined;
+    if (tokens.length > tuning.termTokens) return undefined;
     if (!tokens.length) return '';
     const group = `(${tokens.map(quoted).join(' OR ')})`;
     chars += group.length;
-    if (chars > searchTuning.tokenQueryChars) return undefined;
+    if (chars > tuning.tokenQueryChars) return undefined;
     groups.push(group);
   }
   return groups.join(' AND ');

@@ -1,6 +1,6 @@
 import { type Db, perPool } from '../../db/connection';
 import { searchFold } from '../fold';
-import { searchTuning } from '../tuning';
+import type { SearchTuning } from '../tuning';
 
 // FTS5 reads the whole posting list of every trigram in a phrase, so a long term of common
 // trigrams is slow though it matches few rows: its three rarest trigrams give a few candidates,
@@ -108,6 +108,7 @@ export async function planTrigrams(
   spec: { table: string; searchFields: readonly string[] },
   fts: string,
   terms: readonly string[],
+  tuning: SearchTuning,
 ): Promise<TermPlan> {
   const folded = terms.map(searchFold);
   const { ranked, share } = await rankTrigrams(db, spec, folded);
@@ -120,10 +121,10 @@ export async function planTrigrams(
   const probe = db(fts)
     .select('rowid')
     .whereRaw('?? MATCH ?', [fts, queries.join(' AND ')])
-    .limit(searchTuning.maxCandidates);
+    .limit(tuning.maxCandidates);
   const [{ n, ids }] = await db
     .from<{ n: number; ids: string }>(probe.as('c'))
     .select<{ n: number; ids: string }[]>(db.raw('count(*) AS n, json_group_array(rowid) AS ids'));
-  if (Number(n) >= searchTuning.maxCandidates) return phrases;
+  if (Number(n) >= tuning.maxCandidates) return phrases;
   return { queries, narrowed: terms.filter((_, i) => long[i]), share, candidates: JSON.parse(ids) as number[] };
 }

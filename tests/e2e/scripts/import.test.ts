@@ -14,7 +14,7 @@ import type { DatabaseConfig } from '../../../src/config';
 import { type Db, openDb } from '../../../src/db/connection';
 import { countAll } from '../../../src/db/counts';
 import { listRecords } from '../../../src/db/records';
-import { parseSearch } from '../../../src/search/predicate';
+import { createSearch, parseSearch } from '../../../src/search';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createTestDatabase, dialect, dropTestDatabase, freshConfig } from '../../helpers/db';
 import { fixtures } from '../../helpers/fixtures';
@@ -442,6 +442,7 @@ sqliteOnly('SQLite: writing the file directly', () => {
       db,
       { table: 'posts', searchFields: ['title', 'content'] },
       { terms: parseSearch(search), filters: [], order, page: 1, pageSize: 10 },
+      createSearch(),
     );
 
   test.each([

@@ -1,6 +1,9 @@
 import { insertRecord, listRecords, seekRecords } from '../../../src/db/records';
 import { dbTimestamp } from '../../../src/db/time';
+import { createSearch } from '../../../src/search';
 import { NEWEST_FIRST as order } from '../../helpers/scan';
+
+const search = createSearch();
 import { useTestDatabase, dialect, isTransactionControl } from '../../helpers/db';
 
 // A search may take several statements (the index's lookups, the count, the page): together they
@@ -45,20 +48,20 @@ function expectOneBudget(): void {
 }
 
 test('a page with a search: its statements (count, page) share one timeout', async () => {
-  expect(await listRecords(t.db, spec, list(['river', 'lantern']))).toMatchObject({ count: 15 });
+  expect(await listRecords(t.db, spec, list(['river', 'lantern']), search)).toMatchObject({ count: 15 });
   expect(timeouts.length).toBeGreaterThanOrEqual(2);
   expectOneBudget();
 });
 
 // On SQLite a cursor page with a search is one statement; on MySQL the word index is read first.
 (dialect === 'mysql' ? test : test.skip)('a cursor page with a search: its statements share one timeout', async () => {
-  expect(await seekRecords(t.db, spec, { ...list(['river', 'lantern']), backward: false, limit: 5 })).toHaveLength(5);
+  expect(await seekRecords(t.db, spec, { ...list(['river', 'lantern']), backward: false, limit: 5 }, search)).toHaveLength(5);
   expect(timeouts.length).toBeGreaterThanOrEqual(2);
   expectOneBudget();
 });
 
 test('a list without a search: each statement gets the timeout whole', async () => {
-  const result = await listRecords(t.db, spec, { ...list([]), filters: [{ column: 'author', op: 'eq', value: 'a' }] });
+  const result = await listRecords(t.db, spec, { ...list([]), filters: [{ column: 'author', op: 'eq', value: 'a' }] }, search);
   expect(result).toMatchObject({ count: 30 });
   expect(timeouts.length).toBeGreaterThanOrEqual(2);
   expect(timeouts.every((ms) => ms === QUERY_TIMEOUT_MS)).toBe(true);

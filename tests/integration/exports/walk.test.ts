@@ -1,8 +1,11 @@
 import type { Knex } from 'knex';
 import { seekRecords } from '../../../src/db/records';
+import { createSearch } from '../../../src/search';
 import { walkRecords, walkSnapshot, type WalkRequest } from '../../../src/db/walk';
 import { DEFAULT_ORDER, type OrderKey } from '../../../src/db/order';
 import { seedCollection } from '../../../scripts/seed/index';
+
+const search = createSearch();
 import { startTestApp, type TestApp } from '../../helpers/app';
 
 // The keyset walk behind exports: every matching row, once, in the list's order, whatever the
@@ -40,10 +43,12 @@ test.each<[string, WalkRequest]>([
     { terms: ['a'], filters: [SOME, { column: 'id', op: 'gte', value: 100 }], order: [by('created_at'), by('id')] },
   ],
 ])('%s: every matching row once, in order, for any batch size', async (_name, request) => {
-  const want = (await seekRecords(app.database.db, table, { ...request, backward: false, limit: ROWS + 1 })).map((r) => Number(r.id));
+  const want = (await seekRecords(app.database.db, table, { ...request, backward: false, limit: ROWS + 1 }, search)).map((r) =>
+    Number(r.id),
+  );
   expect(want.length).toBeGreaterThan(10);
   for (const batchSize of [1, 7, 600, 1000]) {
-    expect(await ids(walkRecords(app.database.db, table, request, { batchSize }))).toEqual(want);
+    expect(await ids(walkRecords(app.database.db, search, table, request, { batchSize }))).toEqual(want);
   }
 });
 
@@ -53,6 +58,7 @@ test('an aborted walk makes no further query', async () => {
   queries.length = 0;
   for await (const row of walkRecords(
     app.database.db,
+    search,
     table,
     { terms: [], filters: [], order: DEFAULT_ORDER },
     { batchSize: 100, signal: stop.signal },
@@ -105,7 +111,7 @@ describe('a walk beside writes', () => {
   async function walkWhilePatching(walk: typeof walkRecords): Promise<number[]> {
     const seen: number[] = [];
     let stamp = Date.parse('2030-01-01T00:00:00.000Z');
-    for await (const row of walk(app.database.db, table, request, { batchSize: 50 })) {
+    for await (const row of walk(app.database.db, search, table, request, { batchSize: 50 })) {
       seen.push(Number(row.id));
       // Without a snapshot the walk would chase the rows moved ahead of it for ever.
       if (seen.length >= 600) break;
@@ -121,7 +127,9 @@ describe('a walk beside writes', () => {
   });
 
   test('in a snapshot, each row once, as the table was when the walk began; the writes are committed', async () => {
-    const before = (await seekRecords(app.database.db, table, { ...request, backward: false, limit: 1000 })).map((r) => Number(r.id));
+    const before = (await seekRecords(app.database.db, table, { ...request, backward: false, limit: 1000 }, search)).map((r) =>
+      Number(r.id),
+    );
     const seen = await walkWhilePatching(walkSnapshot);
     expect(seen).toEqual(before);
     const [{ newest }] = await app.database.db('posts').where('id', '<=', 300).min({ newest: 'updated_at' });

@@ -1,12 +1,18 @@
-import { searchLimiter } from '../../../src/search/limiter';
+import { createSearch, SearchLimiter } from '../../../src/search';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { dialect } from '../../helpers/db';
+
+/** The app's search limiter, whose slots the test holds: one at a time, below a pool of 3. */
+const searchLimiter = new SearchLimiter(
+  () => 1,
+  () => 3,
+);
 import { latch } from '../../helpers/load';
 
 // GET /metrics in Prometheus text format: requests by operationId and status, latency, the pool.
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp({ pool: { size: 3, queryTimeoutMs: 5000 } });
+  app = await startTestApp({ pool: { size: 3, queryTimeoutMs: 5000 }, search: createSearch({}, { limiter: searchLimiter }) });
 });
 afterAll(() => app.close());
 

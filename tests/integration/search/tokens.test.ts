@@ -1,13 +1,24 @@
 import { searchFold } from '../../../src/search/fold';
 import { DEFAULT_ORDER } from '../../../src/db/order';
 import { listRecords } from '../../../src/db/records';
-import { planSearch, sqliteBulkIndex } from '../../../src/search/plan';
+import { createSearch, defaultTuning, type SearchTuning, sqliteBulkIndex } from '../../../src/search';
+import { planSearch } from '../../../src/search/plan';
 import { applySearch } from '../../../src/search/predicate';
-import { searchTuning } from '../../../src/search/tuning';
-import { deadTokens, decidingTerms, pruneVocabulary, removeTokens, tokenEligible, tokenQuery, tokenTables } from '../../../src/search/sqlite/tokens';
+import {
+  deadTokens,
+  decidingTerms,
+  pruneVocabulary,
+  removeTokens,
+  tokenEligible,
+  tokenQuery,
+  tokenTables,
+} from '../../../src/search/sqlite/tokens';
 import { OVERLAP, tokensOf } from '../../../src/search/tokenize';
 import { dbTimestamp } from '../../../src/db/time';
 import { connectionPool } from '../../../scripts/lib/pool';
+
+/** What the searches below run with; tests move it and put it back. */
+const tuning: SearchTuning = { ...defaultTuning };
 import { useTestDatabase, dialect } from '../../helpers/db';
 
 // SQLite's token index answers a term from the vocabulary's tokens that contain it, so its
@@ -86,7 +97,7 @@ describe('tokensOf', () => {
   }
 
   async function byTokens(search: string[]): Promise<number[]> {
-    const plan = await planSearch(t.db, { table: 'posts', searchFields: fields }, search);
+    const plan = await planSearch(t.db, { table: 'posts', searchFields: fields }, search, tuning);
     const q = t.db('posts').select('id').orderBy('id');
     plan.apply(q);
     const ids = ((await q) as { id: number }[]).map((r) => Number(r.id));
@@ -94,7 +105,7 @@ describe('tokensOf', () => {
     // Several terms' few matches come with the count: every one of them, or none past the bound.
     const few = await plan.few?.();
     if (few) expect([...few].sort((a, b) => a - b)).toEqual(ids);
-    else expect(plan.few && ids.length <= searchTuning.preloadedWithCount).toBeFalsy();
+    else expect(plan.few && ids.length <= tuning.preloadedWithCount).toBeFalsy();
     return ids;
   }
 
@@ -143,9 +154,9 @@ describe('tokensOf', () => {
     ['by triggers', false],
     ['by a bulk load', true],
   ])('rows indexed %s', (_how, bulk) => {
-    const defaults = { ...searchTuning };
+    const defaults = { ...tuning };
     beforeAll(async () => {
-      Object.assign(searchTuning, { tokenShare: 1 });
+      Object.assign(tuning, { tokenShare: 1 });
       await t.db('posts').delete();
       const values = TEXTS.flatMap((text, i) => [row(text, 'filler'), row('filler', text), row(text, TEXTS[(i + 2) % TEXTS.length])]);
       if (!bulk) {
@@ -166,7 +177,7 @@ describe('tokensOf', () => {
         await client.releaseConnection(conn);
       }
     });
-    afterAll(() => void Object.assign(searchTuning, defaults));
+    afterAll(() => void Object.assign(tuning, defaults));
 
     test('the vocabulary holds every token, as FTS5 cut them', () => expectVocabularyWhole());
 
@@ -180,30 +191,31 @@ describe('tokensOf', () => {
     });
 
     test("a term given fifty times, or with its pieces, makes one term's query", async () => {
-      const one = await tokenQuery(t.db, 'posts', ['needle']);
+      const one = await tokenQuery(t.db, 'posts', ['needle'], tuning);
       expect(one).toMatch(/needle/);
       expect(
         await tokenQuery(
           t.db,
           'posts',
           Array.from({ length: 50 }, () => 'needle'),
+          tuning,
         ),
       ).toBe(one);
-      expect(await tokenQuery(t.db, 'posts', ['eedl', 'needle', 'nee'])).toBe(one);
+      expect(await tokenQuery(t.db, 'posts', ['eedl', 'needle', 'nee'], tuning)).toBe(one);
     });
 
     test('a query longer than tokenQueryChars is left to the trigram index, and stays exact', async () => {
-      const chars = searchTuning.tokenQueryChars;
-      searchTuning.tokenQueryChars = 10;
+      const chars = tuning.tokenQueryChars;
+      tuning.tokenQueryChars = 10;
       try {
-        expect(await tokenQuery(t.db, 'posts', ['needle'])).toBeUndefined();
-        const plan = await planSearch(t.db, { table: 'posts', searchFields: fields }, ['needle']);
+        expect(await tokenQuery(t.db, 'posts', ['needle'], tuning)).toBeUndefined();
+        const plan = await planSearch(t.db, { table: 'posts', searchFields: fields }, ['needle'], tuning);
         const q = t.db('posts').select('id').orderBy('id');
         plan.apply(q);
         expect(q.toSQL().sql).not.toContain(tokens);
         expect(((await q) as { id: number }[]).map((r) => Number(r.id))).toEqual(await scan(['needle']));
       } finally {
-        searchTuning.tokenQueryChars = chars;
+        tuning.tokenQueryChars = chars;
       }
     });
 
@@ -211,11 +223,11 @@ describe('tokensOf', () => {
       // The look-up narrows by the first, a middle and the last trigram; the term itself decides.
       const [id] = await t.db('posts').insert(row('qkw_fjx_zvb', 'x'));
       try {
-        expect(await tokenQuery(t.db, 'posts', ['qkwfjxzvb'])).toBe('');
-        expect(await tokenQuery(t.db, 'posts', ['w_fjx_z'])).toBe('("qkw_fjx_zvb")');
+        expect(await tokenQuery(t.db, 'posts', ['qkwfjxzvb'], tuning)).toBe('');
+        expect(await tokenQuery(t.db, 'posts', ['w_fjx_z'], tuning)).toBe('("qkw_fjx_zvb")');
         // Under 3 characters there is no trigram to look up by: left to the other paths.
-        expect(await tokenQuery(t.db, 'posts', ['qk'])).toBeUndefined();
-        expect(await tokenQuery(t.db, 'posts', ['w_fjx_z', 'qk'])).toBeUndefined();
+        expect(await tokenQuery(t.db, 'posts', ['qk'], tuning)).toBeUndefined();
+        expect(await tokenQuery(t.db, 'posts', ['w_fjx_z', 'qk'], tuning)).toBeUndefined();
       } finally {
         await t.db('posts').where({ id }).delete();
       }
@@ -230,7 +242,12 @@ describe('tokensOf', () => {
         const search = ['comma', 'quoted'];
         const want = await scan(search);
         expect(want.length).toBeGreaterThan(0);
-        const got = await listRecords(t.db, spec, { terms: search, filters: [], order: DEFAULT_ORDER, page: 1, pageSize: 50 });
+        const got = await listRecords(
+          t.db,
+          spec,
+          { terms: search, filters: [], order: DEFAULT_ORDER, page: 1, pageSize: 50 },
+          createSearch(tuning),
+        );
         expect('rows' in got && got.rows.map((r) => Number(r.id)).sort((a, b) => a - b)).toEqual(want);
         expect(got.count).toBe(want.length);
         expect(statements.filter((sql) => sql.includes(tokens))).toHaveLength(1);
@@ -240,7 +257,7 @@ describe('tokensOf', () => {
     });
 
     test('the plan is the token index', async () => {
-      const plan = await planSearch(t.db, { table: 'posts', searchFields: fields }, ['needle']);
+      const plan = await planSearch(t.db, { table: 'posts', searchFields: fields }, ['needle'], tuning);
       const q = t.db('posts').select('id');
       plan.apply(q);
       expect(q.toSQL().sql).toContain(tokens);
@@ -248,8 +265,8 @@ describe('tokensOf', () => {
   });
 
   test('updates and deletes keep it exact', async () => {
-    const defaults = { ...searchTuning };
-    Object.assign(searchTuning, { tokenShare: 1 });
+    const defaults = { ...tuning };
+    Object.assign(tuning, { tokenShare: 1 });
     try {
       const [id] = await t.db('posts').insert(row('Zéphyrin', 'x'));
       expect(await byTokens(['zéphyr'])).toEqual([Number(id)]);
@@ -262,12 +279,12 @@ describe('tokensOf', () => {
       expect(await byTokens(['ĳssel'])).toEqual([]);
       await expectVocabularyWhole();
     } finally {
-      Object.assign(searchTuning, defaults);
+      Object.assign(tuning, defaults);
     }
   });
   test('pruning takes out the tokens no record holds, and no other; search stays exact', async () => {
-    const defaults = { ...searchTuning };
-    Object.assign(searchTuning, { tokenShare: 1 });
+    const defaults = { ...tuning };
+    Object.assign(tuning, { tokenShare: 1 });
     try {
       const [kept] = await t.db('posts').insert(row('Kept quokkaword', 'x'));
       const [gone] = await t.db('posts').insert(row('Gone wombatword', 'x'));
@@ -282,7 +299,7 @@ describe('tokensOf', () => {
       expect([await has('quokkaword'), await has('bilbyword')]).toEqual([true, true]);
       await expectVocabularyWhole();
       // The vocabulary's trigram index forgot them too: a term only they held is in no token.
-      expect(await tokenQuery(t.db, 'posts', ['wombat'])).toBe('');
+      expect(await tokenQuery(t.db, 'posts', ['wombat'], tuning)).toBe('');
       const gramRows = (term: string) =>
         t
           .db(grams)
@@ -309,7 +326,7 @@ describe('tokensOf', () => {
       expect(await byTokens(['wombat'])).toEqual([Number(later)]);
       await expectVocabularyWhole();
     } finally {
-      Object.assign(searchTuning, defaults);
+      Object.assign(tuning, defaults);
     }
   });
 });

@@ -1,12 +1,15 @@
 import { openDb } from '../../../src/db/connection';
 import { insertRecord, listRecords, seekRecords } from '../../../src/db/records';
-import { indexTable } from '../../../src/search/plan';
-import { searchTuning } from '../../../src/search/tuning';
+import { searchSchema } from '../../../src/search';
+import { tunableSearch } from '../../helpers/search';
 import { tokenTables } from '../../../src/search/sqlite/tokens';
 import { dbTimestamp } from '../../../src/db/time';
 import { indexPending, REMOVALS } from '../../../src/search/mysql/wordIndex';
 import { NEWEST_FIRST as order, scannedIds } from '../../helpers/scan';
 import { useTestDatabase, dialect, isTransactionControl, logStatements, pausingAfter } from '../../helpers/db';
+
+const search = tunableSearch();
+afterEach(() => search.reset());
 import { fixtures } from '../../helpers/fixtures';
 
 // A search's matches are read from the index once: the count is their number and the page is
@@ -47,7 +50,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   const readsOfIndex = () => statements.filter((sql) => /match/i.test(sql));
 
   test('a page and its count: the matches read once, the page among their ids', async () => {
-    const result = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 5 });
+    const result = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 5 }, search);
     expect(result).toMatchObject({ count: want.length });
     expect(('rows' in result ? result.rows : []).map((r) => Number(r.id))).toEqual(want.slice(0, 5));
     // (A plan may probe how many candidates there are, bounded by a LIMIT: trigrams.ts.)
@@ -60,19 +63,19 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   (dialect === 'sqlite' ? test : test.skip)(
     'SQLite: a term narrowed by its rarest trigrams reads the index once, in the plan',
     async () => {
-      const result = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 5 });
+      const result = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 5 }, search);
       expect(result).toMatchObject({ count: want.length });
       expect(('rows' in result ? result.rows : []).map((r) => Number(r.id))).toEqual(want.slice(0, 5));
       expect(readsOfIndex()).toHaveLength(1);
 
       // No candidate: nothing is read after the probe, for the count or the page.
       statements.length = 0;
-      const none = await listRecords(t.db, spec, { terms: ['quillworz'], filters: [], order, page: 1, pageSize: 5 });
+      const none = await listRecords(t.db, spec, { terms: ['quillworz'], filters: [], order, page: 1, pageSize: 5 }, search);
       expect(none).toEqual({ count: 0, rows: [] });
       expect(statements.filter((sql) => !isTransactionControl(sql))).toEqual(readsOfIndex());
       expect(readsOfIndex()).toHaveLength(1);
       statements.length = 0;
-      expect(await seekRecords(t.db, spec, { terms: ['quillworz'], filters: [], order, backward: false, limit: 5 })).toEqual([]);
+      expect(await seekRecords(t.db, spec, { terms: ['quillworz'], filters: [], order, backward: false, limit: 5 }, search)).toEqual([]);
       expect(statements.filter((sql) => !isTransactionControl(sql))).toEqual(readsOfIndex());
       expect(readsOfIndex()).toHaveLength(1);
     },
@@ -84,7 +87,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     "SQLite: a narrowed term's matches are read in the page's order; the page reads its rows by id",
     async () => {
       const pageById = /^select \* from `\w+` where `id` in \(\?, \?, \?\)$/i;
-      const listed = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 2, pageSize: 3 });
+      const listed = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 2, pageSize: 3 }, search);
       expect({ count: listed.count, ids: ('rows' in listed ? listed.rows : []).map((r) => Number(r.id)) }).toEqual({
         count: want.length,
         ids: want.slice(3, 6),
@@ -96,7 +99,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
         [true, want.slice(-3)],
       ] as const) {
         statements.length = 0;
-        const rows = await seekRecords(t.db, spec, { terms: [TERM], filters: [], order, backward, limit: 3 });
+        const rows = await seekRecords(t.db, spec, { terms: [TERM], filters: [], order, backward, limit: 3 }, search);
         expect(rows.map((r) => Number(r.id))).toEqual(ids);
         expect(lastWork()).toMatch(pageById);
       }
@@ -107,7 +110,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
         [false, want.slice(6, 9)],
         [true, want.slice(2, 5)],
       ] as const) {
-        const rows = await seekRecords(t.db, spec, { terms: [TERM], filters: [], order, after, backward, limit: 3 });
+        const rows = await seekRecords(t.db, spec, { terms: [TERM], filters: [], order, after, backward, limit: 3 }, search);
         expect(rows.map((r) => Number(r.id))).toEqual(ids);
       }
     },
@@ -123,7 +126,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     const { id } = await insertRecord(t.db, name, body);
     try {
       const term = 'abc\ud800xyz';
-      const listed = await listRecords(t.db, spec, { terms: [term], filters: [], order, page: 1, pageSize: 5 });
+      const listed = await listRecords(t.db, spec, { terms: [term], filters: [], order, page: 1, pageSize: 5 }, search);
       expect(await scannedIds(t.db, name, f.searchFields, [term])).toEqual([]);
       expect(listed).toEqual({ count: 0, rows: [] });
     } finally {
@@ -136,13 +139,12 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   // the index must see the rows it saw, though another process (here another connection) writes
   // in between.
   (dialect === 'sqlite' ? test.each : test.skip.each)([
-    ['trigram', indexTable(name), -1],
+    ['trigram', searchSchema.indexTable(name), -1],
     ['token', tokenTables(name).grams, 1],
   ])(
     'SQLite: a record re-texted by another connection after the %s index is read is seen as it was read',
     async (_index, readFirst, tokenShare) => {
-      const defaults = { ...searchTuning };
-      searchTuning.tokenShare = tokenShare;
+      search.tune({ tokenShare });
       const [field] = f.searchFields;
       // Another connection, as another process has (the service's functions registered on it).
       const other = openDb(t.config);
@@ -160,7 +162,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       const request = { terms: [TERM, short], filters: [], order };
       try {
         armed = true;
-        const listed = await listRecords(db, spec, { ...request, page: 1, pageSize: 5 });
+        const listed = await listRecords(db, spec, { ...request, page: 1, pageSize: 5 }, search);
         expect(armed).toBe(false);
         expect({ count: listed.count, rows: ('rows' in listed ? listed.rows : []).map((r) => [Number(r.id), r[field]]) }).toEqual({
           count: 1,
@@ -171,7 +173,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
           .where({ id })
           .update({ [field]: before });
         armed = true;
-        const sought = await seekRecords(db, spec, { ...request, backward: false, limit: 5 });
+        const sought = await seekRecords(db, spec, { ...request, backward: false, limit: 5 }, search);
         expect(armed).toBe(false);
         expect(sought.map((r) => [Number(r.id), r[field]])).toEqual([[id, before]]);
       } finally {
@@ -180,29 +182,25 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
           .where({ id })
           .update({ [field]: before });
         await other.destroy();
-        Object.assign(searchTuning, defaults);
       }
     },
   );
 
   test('a cursor page: the page among the matches read before', async () => {
-    const rows = await seekRecords(t.db, spec, { terms: [TERM], filters: [], order, backward: false, limit: 5 });
+    const rows = await seekRecords(t.db, spec, { terms: [TERM], filters: [], order, backward: false, limit: 5 }, search);
     expect(rows.map((r) => Number(r.id))).toEqual(want.slice(0, 5));
     expect(readsOfIndex()).not.toContainEqual(lastWork());
   });
 
   (dialect === 'mysql' ? test : test.skip)('MySQL walks the order index among many matches, and only then', async () => {
-    await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 5 });
+    await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 5 }, search);
     expect(lastWork()).toMatch(/force index/i);
-    const walkPerMatch = searchTuning.walkPerMatch;
-    searchTuning.walkPerMatch = 0;
-    try {
+    search.tune({ walkPerMatch: 0 });
+    {
       statements.length = 0;
-      const result = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 5 });
+      const result = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 5 }, search);
       expect(('rows' in result ? result.rows : []).map((r) => Number(r.id))).toEqual(want.slice(0, 5));
       expect(lastWork()).not.toMatch(/force index/i);
-    } finally {
-      searchTuning.walkPerMatch = walkPerMatch;
     }
   });
 
@@ -213,21 +211,18 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   // them with the scan's predicate; one whose matches all lie further (the old `bramble1x`
   // records) does not fill there and is read as before.
   test('more matches than held: the page walks the order with the predicate, within walkRows', async () => {
-    const tuning = { maxPreloaded: searchTuning.maxPreloaded, walkRows: searchTuning.walkRows };
-    Object.assign(searchTuning, { maxPreloaded: 0, walkRows: 8 });
-    try {
-      const walked = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 2 });
+    search.tune({ maxPreloaded: 0, walkRows: 8 });
+    {
+      const walked = await listRecords(t.db, spec, { terms: [TERM], filters: [], order, page: 1, pageSize: 2 }, search);
       expect(('rows' in walked ? walked.rows : []).map((r) => Number(r.id))).toEqual(want.slice(0, 2));
       expect(lastWork()).not.toMatch(NARROWED);
 
       const old = [19, 18, 17, 16, 15, 14, 13, 12, 11, 10, 1].filter((i) => !holds(i)).map((i) => `bramble${i}`);
       statements.length = 0;
-      const read = await listRecords(t.db, spec, { terms: ['bramble1'], filters: [], order, page: 1, pageSize: 2 });
+      const read = await listRecords(t.db, spec, { terms: ['bramble1'], filters: [], order, page: 1, pageSize: 2 }, search);
       const names = ('rows' in read ? read.rows : []).map((r) => String(r[f.searchFields[0]]));
       expect({ count: read.count, names }).toEqual({ count: old.length, names: old.slice(0, 2) });
       expect(lastWork()).toMatch(NARROWED);
-    } finally {
-      Object.assign(searchTuning, tuning);
     }
   });
 });

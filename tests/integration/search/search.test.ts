@@ -3,17 +3,20 @@ import { fixtures, type Fixture } from '../../helpers/fixtures';
 import { applySearch, foldCollation, parseSearch } from '../../../src/search/predicate';
 import { updateRecord } from '../../../src/db/records';
 import { dbTimestamp } from '../../../src/db/time';
-import { searchTuning } from '../../../src/search/tuning';
+import type { SearchTuning } from '../../../src/search';
+import { tunableSearch } from '../../helpers/search';
 import { indexPending, wordTables } from '../../../src/search/mysql/wordIndex';
+
+const engine = tunableSearch();
 import { dialect } from '../../helpers/db';
 
 // Search served by an index must answer exactly what the scan answers: the same records, in
 // the same order, with the same count, through pages and cursors. The scan here is the
-// predicate alone (src/db/search.ts's applySearch) run on the same database.
+// predicate alone (src/search/predicate.ts's applySearch) run on the same database.
 
 let app: TestApp;
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ search: engine });
 });
 afterAll(() => app.close());
 
@@ -40,7 +43,7 @@ const TEXTS = [
   'code 50%_o _offz MILLIMÉTRÉE',
   // Characters SQLite reads as U+FFFD (the fold keeps them apart).
   'pq\uffffr qzjvkw\ufffexyz',
-  // Where the token index cuts (tokens.ts) and what it keeps inside tokens.
+  // Where the token index cuts (src/search/sqlite/tokens.ts) and what it keeps inside tokens.
   'tab\there,comma\x01ctl "quoted" it\'s (paren) [x]',
 ];
 
@@ -92,7 +95,7 @@ const SEARCHES = [
   '" shoes"',
   '"walk "',
   'here,only',
-  // Long terms, checked on their candidates (LIKE first, then the fold: search.ts).
+  // Long terms, checked on their candidates (LIKE first, then the fold: predicate.ts).
   'kelvinometer',
   'KELVINOMETER',
   '50%_off',
@@ -114,7 +117,7 @@ const SEARCHES = [
   '"quoted"',
 ];
 
-const TUNINGS: [string, Partial<typeof searchTuning>][] = [
+const TUNINGS: [string, Partial<SearchTuning>][] = [
   ['no matches held', { maxPreloaded: 0 }],
   ['no walk of the order', { walkEntries: 0, walkPerMatch: 0, walkRows: 0 }],
   ['no matches held, no walk with the predicate', { maxPreloaded: 0, walkRows: 0 }],
@@ -237,12 +240,11 @@ describe.each(perCollection)('%s', (_name, f) => {
   // On tables this small SQLite holds every search's matches, narrows every long term by its
   // rarest trigrams and walks the order's index for every page; these reach the other paths.
   // MySQL has no trigram plan and no token index: only holding matches and walking the order apply there.
-  const sqliteOnly = (tuning: Partial<typeof searchTuning>) =>
+  const sqliteOnly = (tuning: Partial<SearchTuning>) =>
     ['maxCandidates', 'tokenShare', 'termTokens', 'rowCheckCost', 'tokenQueryChars', 'preloadedWithCount'].some((k) => k in tuning);
   describe.each(TUNINGS.filter(([, tuning]) => dialect === 'sqlite' || !sqliteOnly(tuning)))('with %s', (_what, tuning) => {
-    const defaults = { ...searchTuning };
-    beforeAll(() => void Object.assign(searchTuning, tuning));
-    afterAll(() => void Object.assign(searchTuning, defaults));
+    beforeAll(() => engine.tune(tuning));
+    afterAll(() => engine.reset());
 
     test.each(TUNED_SEARCHES.map((s) => [s] as const))('search %s: pages, count and cursor pages as the scan gives', async (s) => {
       const want = await scan(f, s);

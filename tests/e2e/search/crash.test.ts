@@ -5,9 +5,8 @@ import { type Db, ensureMysqlDatabase, openDb } from '../../../src/db/connection
 import { migrateDatabase } from '../../../src/db/migrations';
 import { deleteRecord, insertRecord, listRecords } from '../../../src/db/records';
 import { dbTimestamp } from '../../../src/db/time';
-import { parseSearch } from '../../../src/search/predicate';
+import { createSearch, defaultTuning, parseSearch, type SearchTuning } from '../../../src/search';
 import { planSearch } from '../../../src/search/plan';
-import { searchTuning } from '../../../src/search/tuning';
 import { indexPending, wordTables } from '../../../src/search/mysql/wordIndex';
 import { createTestDatabase, dialect, type TestDatabase } from '../../helpers/db';
 import { canRunMariadb, type PrivateMariadb, startPrivateMariadb } from '../../helpers/mariadb';
@@ -23,7 +22,7 @@ import { NEWEST_FIRST as order, pendingCount, scannedIds } from '../../helpers/s
 const spec = { table: 'posts', searchFields: ['title', 'content'] };
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-function startWriter(target: string, tuning: Partial<typeof searchTuning> = {}) {
+function startWriter(target: string, tuning: Partial<SearchTuning> = {}) {
   const child = spawn(process.execPath, ['--import', 'tsx', 'tests/helpers/searchWriter.ts', target], {
     stdio: ['ignore', 'pipe', 'inherit'],
     env: { ...process.env, SEARCH_TUNING: JSON.stringify(tuning) },
@@ -37,7 +36,7 @@ function startWriter(target: string, tuning: Partial<typeof searchTuning> = {}) 
   return { ready, kill };
 }
 
-async function expectIndexedEqualsScan(db: Db): Promise<void> {
+async function expectIndexedEqualsScan(db: Db, tuning: Partial<SearchTuning> = {}): Promise<void> {
   const [{ n }] = await db('posts').count({ n: '*' });
   expect(Number(n)).toBeGreaterThan(20);
   for (const search of [
@@ -58,20 +57,15 @@ async function expectIndexedEqualsScan(db: Db): Promise<void> {
     const terms = parseSearch(search);
     const ids = await scannedIds(db, 'posts', spec.searchFields, terms);
     // SQLite: through the trigram index, then through the token index wherever it decides.
-    for (const tokenShare of dialect === 'sqlite' ? [-1, 1] : [searchTuning.tokenShare]) {
-      const defaults = { ...searchTuning };
-      searchTuning.tokenShare = tokenShare;
-      try {
-        const indexed = await listRecords(db, spec, { terms, filters: [], order, page: 1, pageSize: 10 });
-        expect({ search, tokenShare, count: indexed.count, page: 'rows' in indexed ? indexed.rows.map((r) => Number(r.id)) : [] }).toEqual({
-          search,
-          tokenShare,
-          count: ids.length,
-          page: ids.slice(0, 10),
-        });
-      } finally {
-        Object.assign(searchTuning, defaults);
-      }
+    for (const tokenShare of dialect === 'sqlite' ? [-1, 1] : [defaultTuning.tokenShare]) {
+      const engine = createSearch({ ...tuning, tokenShare });
+      const indexed = await listRecords(db, spec, { terms, filters: [], order, page: 1, pageSize: 10 }, engine);
+      expect({ search, tokenShare, count: indexed.count, page: 'rows' in indexed ? indexed.rows.map((r) => Number(r.id)) : [] }).toEqual({
+        search,
+        tokenShare,
+        count: ids.length,
+        page: ids.slice(0, 10),
+      });
     }
   }
 }
@@ -101,14 +95,11 @@ async function expectIndexedEqualsScan(db: Db): Promise<void> {
   // Terms common in a sample of 10, and words dense in 30% of the records (`changed` is in
   // nearly all): common terms are counted from the dense words' lists, which the writer's
   // indexer chooses and fills again every half second.
-  const defaults = { ...searchTuning };
   const tuning = { sample: 10, denseShare: 0.3 };
   beforeAll(async () => {
-    Object.assign(searchTuning, tuning);
     mariadb = await startPrivateMariadb();
   }, 120000);
   afterAll(async () => {
-    Object.assign(searchTuning, defaults);
     await db?.destroy();
     await mariadb?.destroy();
   });
@@ -128,7 +119,7 @@ async function expectIndexedEqualsScan(db: Db): Promise<void> {
     await sleep(1500);
     await writer.kill();
     db = openDb(config);
-    await expectIndexedEqualsScan(db);
+    await expectIndexedEqualsScan(db, tuning);
     // Then as the background indexer leaves it: what answers is the index, not a scan of records
     // left pending.
     await indexPending(db, 'posts');
@@ -136,8 +127,8 @@ async function expectIndexedEqualsScan(db: Db): Promise<void> {
     const [{ n: docs }] = await db(wordTables('posts').docs).count({ n: '*' });
     expect(Number(pending)).toBe(0);
     expect(Number(docs)).toBeGreaterThan(20);
-    expect((await planSearch(db, spec, ['changed'])).count).toBeDefined();
-    await expectIndexedEqualsScan(db);
+    expect((await planSearch(db, spec, ['changed'], { ...defaultTuning, ...tuning })).count).toBeDefined();
+    await expectIndexedEqualsScan(db, tuning);
   }, 180000);
 
   // InnoDB's own doc ids were handed out again after a crash, from the highest left in the
@@ -164,7 +155,7 @@ async function expectIndexedEqualsScan(db: Db): Promise<void> {
     await db?.destroy();
     db = openDb(config);
     const terms = parseSearch('zanzibar');
-    const found = await listRecords(db, spec, { terms, filters: [], order, page: 1, pageSize: 10 });
+    const found = await listRecords(db, spec, { terms, filters: [], order, page: 1, pageSize: 10 }, createSearch());
     expect(await pendingCount(db, 'posts')).toBe(0);
     expect('rows' in found ? found.rows.map((r) => Number(r.id)).sort((a, b) => a - b) : []).toEqual([...ids.slice(0, 3), ...ids.slice(6)]);
   }, 60000);

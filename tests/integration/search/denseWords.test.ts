@@ -5,22 +5,21 @@ import { scannedIds } from '../../helpers/scan';
 import { chooseDenseWords } from '../../../src/search/mysql/denseWords';
 import { parseSearch } from '../../../src/search/predicate';
 import { planSearch } from '../../../src/search/plan';
-import { searchTuning } from '../../../src/search/tuning';
+import { createSearch, defaultTuning, type SearchTuning } from '../../../src/search';
 import { indexPending, wordTables } from '../../../src/search/mysql/wordIndex';
 
-// MySQL: a term in most records is counted from the dense words' lists (src/db/denseWords.ts).
+// MySQL: a term in most records is counted from the dense words' lists (src/search/mysql/denseWords.ts).
 // Counts and pages must stay the scan's: with records pending and indexed, after creates, changes
 // of text and deletes, and once the words are no longer dense. On tables this small the tuning
 // is moved so that terms are common and words dense.
 
 let app: TestApp;
-const defaults = { ...searchTuning };
+/** What the choices and plans below run with; tests move it and put it back. */
+const tuning: SearchTuning = { ...defaultTuning, sample: 10, denseShare: 0.75 };
 beforeAll(async () => {
-  app = await startTestApp();
-  Object.assign(searchTuning, { sample: 10, denseShare: 0.75 });
+  app = await startTestApp({ search: createSearch(tuning) });
 });
 afterAll(async () => {
-  Object.assign(searchTuning, defaults);
   await app.close();
 });
 
@@ -82,10 +81,10 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (_name, f) => {
   });
 
   (dialect === 'mysql' ? test : test.skip)('the words in most records are made dense, and counts are read from their lists', async () => {
-    const { filled } = await chooseDenseWords(db(), f.name);
+    const { filled } = await chooseDenseWords(db(), f.name, tuning);
     const dense = (await db()(t.dense).where({ ready: 1 }).pluck('word_id')).map(Number);
     expect(dense).toHaveLength(filled);
-    const plan = await planSearch(db(), spec, ['the']);
+    const plan = await planSearch(db(), spec, ['the'], tuning);
     if (f.name === 'users') {
       expect(filled).toBe(0);
       expect(plan.count).toBeUndefined();
@@ -94,7 +93,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (_name, f) => {
       expect(dense).toEqual(expect.arrayContaining(await theWord()));
       expect(plan.count).toBeDefined();
       // A phrase may hold dense words apart: never counted from the lists.
-      expect((await planSearch(db(), spec, ['the quick'])).count).toBeUndefined();
+      expect((await planSearch(db(), spec, ['the quick'], tuning)).count).toBeUndefined();
       // Each record lacking a dense word is listed under it, and no other.
       const [word] = await theWord();
       for (const rec of await db()(f.name).select('id', f.searchFields[0])) {
@@ -138,16 +137,16 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (_name, f) => {
 
   (dialect === 'mysql' ? test : test.skip)('words no longer dense are dropped with their lists; counts stay exact', async () => {
     // Above any share, less the margin a dense word keeps.
-    Object.assign(searchTuning, { denseShare: 2 });
+    Object.assign(tuning, { denseShare: 2 });
     try {
       const before = (await db()(t.dense).count({ n: '*' }))[0].n;
-      expect(await chooseDenseWords(db(), f.name)).toEqual({ filled: 0, dropped: Number(before) });
+      expect(await chooseDenseWords(db(), f.name, tuning)).toEqual({ filled: 0, dropped: Number(before) });
       expect(await db()(t.dense).count({ n: '*' })).toEqual([{ n: 0 }]);
       expect(await db()(t.without).count({ n: '*' })).toEqual([{ n: 0 }]);
-      expect((await planSearch(db(), spec, ['the'])).count).toBeUndefined();
+      expect((await planSearch(db(), spec, ['the'], tuning)).count).toBeUndefined();
       await expectScan(SEARCHES);
     } finally {
-      Object.assign(searchTuning, { denseShare: 0.75 });
+      Object.assign(tuning, { denseShare: 0.75 });
     }
   });
 });

@@ -1,8 +1,7 @@
 import { poolStats, withDeadline } from '../../../src/db/connection';
 import { insertRecord, listRecords, seekRecords } from '../../../src/db/records';
-import { parseSearch } from '../../../src/search/predicate';
-import { ConcurrencyLimiter, type Costly, SearchLimiter, searchLimiter } from '../../../src/search/limiter';
-import { searchTuning } from '../../../src/search/tuning';
+import { ConcurrencyLimiter } from '../../../src/lib/concurrency';
+import { type Costly, createSearch, defaultTuning, parseSearch, SearchLimiter, type SearchTuning } from '../../../src/search';
 import { dbTimestamp } from '../../../src/db/time';
 import { indexPending } from '../../../src/search/mysql/wordIndex';
 import { createTestDatabase, dialect, type TestDatabase } from '../../helpers/db';
@@ -300,7 +299,14 @@ describe('SearchLimiter', () => {
 // does not wait.
 describe('a search that visits all its matches takes its turn', () => {
   const spec = { table: 'posts', searchFields: ['title', 'content'] };
-  const saved = { ...searchTuning };
+  /** What the searches below run with; tests move it, and it is put back after each. */
+  const tuning: SearchTuning = { ...defaultTuning };
+  const searchLimiter = new SearchLimiter(
+    () => tuning.searchTurns,
+    () => tuning.poolSize,
+  );
+  /** An engine with the tuning as it is now, sharing the one limiter as a process's requests do. */
+  const engine = () => createSearch(tuning, { limiter: searchLimiter });
   let t: TestDatabase;
   /** A pool of 3 connections, whose searches have `queryTimeoutMs`, on 3 records. */
   async function gatedPosts(queryTimeoutMs: number): Promise<TestDatabase> {
@@ -313,17 +319,17 @@ describe('a search that visits all its matches takes its turn', () => {
     return made;
   }
   beforeAll(async () => (t = await gatedPosts(300)));
-  afterEach(() => Object.assign(searchTuning, saved));
+  afterEach(() => Object.assign(tuning, defaultTuning));
   afterAll(() => t.drop());
 
   const list = (search: string, on = t) =>
-    listRecords(on.db, spec, { terms: parseSearch(search), filters: [], order, page: 1, pageSize: 10 });
+    listRecords(on.db, spec, { terms: parseSearch(search), filters: [], order, page: 1, pageSize: 10 }, engine());
   const seek = (search: string, on = t) =>
-    seekRecords(on.db, spec, { terms: parseSearch(search), filters: [], order, backward: false, limit: 11 });
+    seekRecords(on.db, spec, { terms: parseSearch(search), filters: [], order, backward: false, limit: 11 }, engine());
 
   /** Runs `check` while another holds this process's one turn. */
   async function whileTaken(check: () => Promise<void>): Promise<void> {
-    searchTuning.searchTurns = 1;
+    tuning.searchTurns = 1;
     const held = latch();
     const holder = searchLimiter.run(undefined, () => held.done);
     try {
@@ -343,7 +349,7 @@ describe('a search that visits all its matches takes its turn', () => {
     ['a list page with its count', list],
     ['a cursor page', seek],
   ])('%s of matches not held waits for the turn, and fails at the deadline', async (_, search) => {
-    searchTuning.maxPreloaded = 0;
+    tuning.maxPreloaded = 0;
     await whileTaken(async () => {
       const started = Date.now();
       const answer = search('gated');
@@ -366,7 +372,7 @@ describe('a search that visits all its matches takes its turn', () => {
   ])(
     '%s: list and cursor pages waiting for a turn: two hold their connection, ready, the rest none; all answer in their turn',
     async (_, asked, turns) => {
-      Object.assign(searchTuning, { maxPreloaded: 0, searchTurns: asked, poolSize: 3 });
+      Object.assign(tuning, { maxPreloaded: 0, searchTurns: asked, poolSize: 3 });
       expect(searchLimiter.stats().max).toBe(turns);
       // A deadline the searches meet once the turns are free, however slow the machine.
       const roomy = await gatedPosts(10_000);
@@ -397,7 +403,7 @@ describe('a search that visits all its matches takes its turn', () => {
   );
 
   test("a page that InnoDB FULLTEXT reads runs in the search's turn, as its count does", async () => {
-    Object.assign(searchTuning, { maxPreloaded: 0, walkRows: 0, walkPerMatch: 0 });
+    Object.assign(tuning, { maxPreloaded: 0, walkRows: 0, walkPerMatch: 0 });
     let costlyStatements = 0;
     const counting: Costly = (work) => {
       costlyStatements++;

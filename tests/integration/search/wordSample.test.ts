@@ -1,5 +1,5 @@
 import { deleteRecord, insertRecord, listRecords } from '../../../src/db/records';
-import { searchTuning } from '../../../src/search/tuning';
+import { createSearch, defaultTuning, type SearchTuning } from '../../../src/search';
 import { dbTimestamp } from '../../../src/db/time';
 import { indexPending } from '../../../src/search/mysql/wordIndex';
 import { sampleTerms } from '../../../src/search/mysql/wordSample';
@@ -14,14 +14,13 @@ import { NEWEST_FIRST as order } from '../../helpers/scan';
 
 let t: TestDatabase;
 let statements: string[];
-const sample = searchTuning.sample;
+/** A sample of 4 records, so that a few rows reach every path. */
+const tuning: SearchTuning = { ...defaultTuning, sample: 4 };
 beforeAll(async () => {
   t = await createTestDatabase();
   statements = logStatements(t.db);
-  searchTuning.sample = 4;
 });
 afterAll(async () => {
-  searchTuning.sample = sample;
   await t.drop();
 });
 
@@ -39,7 +38,7 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     const row = await insertRecord(t.db, name, { ...body, created_at: at, updated_at: at });
     return Number(row.id);
   }
-  const plan = async (terms: string[]) => sampleTerms(t.db, name, f.searchFields, terms, await foldCollation(t.db));
+  const plan = async (terms: string[]) => sampleTerms(t.db, name, f.searchFields, terms, await foldCollation(t.db), tuning);
 
   test('a table smaller than the sample has no common term; a full one does, and tells the share', async () => {
     const ids = [await insert('zebu quokka'), await insert('zebu')];
@@ -82,7 +81,8 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     await indexPending(t.db, name);
     const folds = () => statements.filter((s) => s.includes('AS `folded`')).length;
     const before = folds();
-    const search = async () => listRecords(t.db, spec, { terms: [word.toUpperCase()], filters: [], order, page: 1, pageSize: 10 });
+    const search = async () =>
+      listRecords(t.db, spec, { terms: [word.toUpperCase()], filters: [], order, page: 1, pageSize: 10 }, createSearch(tuning));
     expect(await search()).toMatchObject({ count: 1 });
     expect(await search()).toMatchObject({ count: 1 });
     expect(folds() - before).toBe(1);

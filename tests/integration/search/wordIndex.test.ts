@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { knex, type Knex } from 'knex';
 import { deleteRecord, insertRecord, listRecords, seekRecords, updateRecord } from '../../../src/db/records';
-import { foldCollation } from '../../../src/search/predicate';
+import { createSearch, foldCollation } from '../../../src/search';
 import { SNAPSHOT_TRIES } from '../../../src/search/plan';
 import { dbTimestamp } from '../../../src/db/time';
 import { addWordGrams, foldSql, indexPending, REMOVALS, wordCode, wordTables } from '../../../src/search/mysql/wordIndex';
@@ -9,6 +9,8 @@ import { useTestDatabase, dialect, logStatements, pausingAfter } from '../../hel
 import { fixtures } from '../../helpers/fixtures';
 import { trigramsOf } from '../../../src/search/sqlite/trigrams';
 import { spread } from '../../../src/search/sqlite/trigrams';
+
+const engine = createSearch();
 import { NEWEST_FIRST as order, pendingCount, scannedIds } from '../../helpers/scan';
 
 // MySQL's vocabulary keeps each word's trigrams (as the scan folds the word), so that a search
@@ -113,7 +115,7 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     const holds = await insert('zqabcdq');
     await insert('zqabcxbcdq');
     statements.length = 0;
-    const result = await listRecords(t.db, spec, { terms: ['ABCD'], filters: [], order, page: 1, pageSize: 10 });
+    const result = await listRecords(t.db, spec, { terms: ['ABCD'], filters: [], order, page: 1, pageSize: 10 }, engine);
     expect(statements.some((sql) => sql.includes(wordTables(name).grams))).toBe(true);
     expect(result).toMatchObject({ count: 1 });
     expect(await scannedIds(t.db, name, f.searchFields, ['ABCD'])).toEqual([holds]);
@@ -127,7 +129,7 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     expect(joined.every((g) => decoy.includes(g))).toBe(true);
     const holds = await insert(`x${term}x`);
     await insert(decoy);
-    const result = await listRecords(t.db, spec, { terms: [term.toUpperCase()], filters: [], order, page: 1, pageSize: 10 });
+    const result = await listRecords(t.db, spec, { terms: [term.toUpperCase()], filters: [], order, page: 1, pageSize: 10 }, engine);
     expect(result).toMatchObject({ count: 1, rows: [{ id: holds }] });
     expect(await scannedIds(t.db, name, f.searchFields, [term])).toEqual([holds]);
   });
@@ -140,11 +142,11 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     const made = [await insert(`${marker}.0`)];
     const searches = [
       async (db: Knex) => {
-        const r = await listRecords(db, spec, { terms: [marker], filters: [], order, page: 1, pageSize: 10 });
+        const r = await listRecords(db, spec, { terms: [marker], filters: [], order, page: 1, pageSize: 10 }, engine);
         return 'rows' in r ? { count: r.count, ids: r.rows.map((row) => Number(row.id)) } : { count: r.count, ids: [] };
       },
       async (db: Knex) => {
-        const rows = await seekRecords(db, spec, { terms: [marker], filters: [], order, backward: false, limit: 10 });
+        const rows = await seekRecords(db, spec, { terms: [marker], filters: [], order, backward: false, limit: 10 }, engine);
         return { count: rows.length, ids: rows.map((row) => Number(row.id)) };
       },
     ];
@@ -185,7 +187,7 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       await waitForRemovalHeldOff();
       await updateRecord(t.db, name, ids[1], { [f.searchFields[0]]: `${marker} two again` });
     });
-    const r = await listRecords(paused.db, spec, { terms: [marker], filters: [], order, page: 1, pageSize: 10 });
+    const r = await listRecords(paused.db, spec, { terms: [marker], filters: [], order, page: 1, pageSize: 10 }, engine);
     expect(lastDone).toBe(false);
     await last;
     expect(paused.runs()).toBe(SNAPSHOT_TRIES);
@@ -227,7 +229,7 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
         await updateRecord(t.db, name, ids[0], { [f.searchFields[0]]: `${marker} changed` });
         await indexPending(t.db, name);
       });
-      const r = await listRecords(paused.db, spec, { terms: [marker], filters: [], order, page: 1, pageSize: 10 });
+      const r = await listRecords(paused.db, spec, { terms: [marker], filters: [], order, page: 1, pageSize: 10 }, engine);
       expect(paused.runs()).toBe(2);
       expect('rows' in r ? { count: r.count, ids: r.rows.map((row) => Number(row.id)).sort((a, b) => a - b) } : r).toEqual({
         count: 2,
@@ -265,7 +267,7 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     expect([...byTransaction.values()].filter((sqls) => touches(sqls, 'delete from') && touches(sqls, 'insert into'))).toEqual([]);
     expect(await pendingCount(t.db, name)).toBe(0);
     const found = async (search: string) => {
-      const r = await listRecords(t.db, spec, { terms: [search], filters: [], order, page: 1, pageSize: 10 });
+      const r = await listRecords(t.db, spec, { terms: [search], filters: [], order, page: 1, pageSize: 10 }, engine);
       return 'rows' in r ? r.rows.map((row) => Number(row.id)).sort((a, b) => a - b) : [];
     };
     expect(await found('narwhal')).toEqual(ids.slice(0, 3));
