@@ -39,10 +39,11 @@ function recordTable(db: Knex, name: string, columns: (t: Knex.CreateTableBuilde
 }
 
 /**
- * The tables the first migrations made, for the migrations that changed those five alike. Frozen:
- * a collection added later gets its whole table, counters and triggers from createRecordTable.
+ * The tables the first migrations made, for the migrations that changed those five alike. Frozen
+ * (tests/unit/collections.test.ts): a collection added later gets its whole table, counters,
+ * triggers and search index from createRecordTable, in a migration of its own.
  */
-const RECORD_TABLES = ['posts', 'products', 'books', 'users', 'tasks'];
+export const RECORD_TABLES = ['posts', 'products', 'books', 'users', 'tasks'];
 /**
  * Their declarations. Migrations 005 to 007 index these only: a later collection's table does not
  * exist yet when they run, and its own migration indexes it (createRecordTable).
