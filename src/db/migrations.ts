@@ -19,8 +19,16 @@ import {
   wordTables,
 } from './wordIndex';
 import { BULK_COUNT_SLOT, recount } from './counts';
-import { addBulkCounterRow, addCounterRows, addCountTriggers, dropCountTriggers, tableDefaults } from './tables';
-import { collections } from '../collections';
+import {
+  addBulkCounterRow,
+  addCounterRows,
+  addCountTriggers,
+  createRecordTable,
+  dropCountTriggers,
+  dropRecordTable,
+  tableDefaults,
+} from './tables';
+import { collectionNamed, collections } from '../collections';
 
 type Migration = { up(db: Knex): Promise<void>; down(db: Knex): Promise<void> };
 
@@ -49,6 +57,15 @@ export const RECORD_TABLES = ['posts', 'products', 'books', 'users', 'tasks'];
  * exist yet when they run, and its own migration indexes it (createRecordTable).
  */
 const FIRST_COLLECTIONS = collections.filter((c) => RECORD_TABLES.includes(c.name));
+
+/**
+ * The migration of a collection declared after the first five: its table, counters, triggers and
+ * search index, from its declaration and the spec as they are when it runs (createRecordTable).
+ */
+export function recordTableMigration(name: string): Migration {
+  const declared = () => collectionNamed(name, (m) => new Error(`the migration of ${name}: ${m}`));
+  return { up: (db) => createRecordTable(db, declared()), down: (db) => dropRecordTable(db, name) };
+}
 
 const migrations: Record<string, Migration> = {
   '20261122_001_records': {

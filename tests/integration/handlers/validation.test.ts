@@ -381,8 +381,9 @@ describe.each(perCollection)('%s: required fields', (name) => {
   });
 
   test('PATCH with a too-long field and an empty required field answers both', async () => {
-    const [first, second] = required;
-    const body = { [first]: HAN.repeat(256), ...(second ? { [second]: '' } : {}) };
+    const first = required.find((field) => SCHEMAS[name][field].maxLength !== undefined) ?? required[0];
+    const second = required.find((field) => field !== first && SCHEMAS[name][field].type === 'string');
+    const body = { [first]: HAN.repeat((SCHEMAS[name][first].maxLength ?? 255) + 1), ...(second ? { [second]: '' } : {}) };
     const want = second ? [first, second] : [first];
     const a = await write('PATCH', name, withFields(body));
     expectProblem(a.res, 400, want);
