@@ -7,8 +7,16 @@ import { orderIndexName } from './order';
 import { retrying } from './retry';
 import { searchSchema } from '../search';
 import { BULK_COUNT_SLOT, recount } from './counts';
-import { addBulkCounterRow, addCounterRows, addCountTriggers, dropCountTriggers, tableDefaults } from './tables';
-import { collections } from '../collections';
+import {
+  addBulkCounterRow,
+  addCounterRows,
+  addCountTriggers,
+  createRecordTable,
+  dropCountTriggers,
+  dropRecordTable,
+  tableDefaults,
+} from './tables';
+import { collectionNamed, collections } from '../collections';
 
 const {
   addDenseWords,
@@ -43,15 +51,25 @@ function recordTable(db: Knex, name: string, columns: (t: Knex.CreateTableBuilde
 }
 
 /**
- * The tables the first migrations made, for the migrations that changed those five alike. Frozen:
- * a collection added later gets its whole table, counters and triggers from createRecordTable.
+ * The tables the first migrations made, for the migrations that changed those five alike. Frozen
+ * (tests/unit/collections.test.ts): a collection added later gets its whole table, counters,
+ * triggers and search index from createRecordTable, in a migration of its own.
  */
-const RECORD_TABLES = ['posts', 'products', 'books', 'users', 'tasks'];
+export const RECORD_TABLES = ['posts', 'products', 'books', 'users', 'tasks'];
 /**
  * Their declarations. Migrations 005 to 007 index these only: a later collection's table does not
  * exist yet when they run, and its own migration indexes it (createRecordTable).
  */
 const FIRST_COLLECTIONS = collections.filter((c) => RECORD_TABLES.includes(c.name));
+
+/**
+ * The migration of a collection declared after the first five: its table, counters, triggers and
+ * search index, from its declaration and the spec as they are when it runs (createRecordTable).
+ */
+export function recordTableMigration(name: string): Migration {
+  const declared = () => collectionNamed(name, (m) => new Error(`the migration of ${name}: ${m}`));
+  return { up: (db) => createRecordTable(db, declared()), down: (db) => dropRecordTable(db, name) };
+}
 
 const migrations: Record<string, Migration> = {
   '20261122_001_records': {

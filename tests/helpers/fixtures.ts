@@ -24,17 +24,21 @@ export interface Fixture {
   unsearchedText?: string;
   uniqueFields: string[];
   maxPageSize: number;
+  /**
+   * `count` distinct create bodies with every client field, from the seed's rows, in ASCII so that
+   * case folds alike on both databases and in the list model (tests/helpers/fuzz/model.ts).
+   */
+  rows(count: number): Record<string, unknown>[];
 }
 
 const isbn13 = (n: number) => String(9780000000000 + n);
 
-type HandWritten = Pick<Fixture, 'valid' | 'patch' | 'unsearchedText'>;
+type HandWritten = Pick<Fixture, 'valid' | 'patch'>;
 
 const HAND_WRITTEN: Record<string, HandWritten> = {
   posts: {
     valid: (n) => ({ title: `Post ${n}`, content: `Content of post ${n}`, author: `author${n}` }),
     patch: { title: 'Patched title' },
-    unsearchedText: 'author',
   },
   products: {
     valid: (n) => ({ name: `Product ${n}`, price: '19.99' }),
@@ -43,12 +47,10 @@ const HAND_WRITTEN: Record<string, HandWritten> = {
   books: {
     valid: (n) => ({ title: `Book ${n}`, author: `Writer ${n}`, isbn: isbn13(n) }),
     patch: { genre: 'Fantasy', published_date: '1937-09-21' },
-    unsearchedText: 'genre',
   },
   users: {
     valid: (n) => ({ username: `user${n}`, email: `user${n}@example.com` }),
     patch: { first_name: 'Ada', last_name: 'Lovelace' },
-    unsearchedText: 'first_name',
   },
   tasks: {
     valid: (n) => ({ title: `Task ${n}` }),
@@ -58,20 +60,47 @@ const HAND_WRITTEN: Record<string, HandWritten> = {
 
 const spec = loadSpec();
 
-/** A collection added after the five: bodies from the seed's generated rows. */
-function generated(c: Collection): HandWritten {
-  const source = rowSource(c.name, 1_000_000, 7);
-  const fields = recordColumns(spec, c);
-  // Free text only: an enumerated field is a varchar too, but cannot hold a marker.
+/** The first client field that holds free text and is not searched. */
+function unsearchedText(c: Collection): string | undefined {
+  // Free text only: an enumerated or patterned field is a varchar too, but cannot hold a marker.
   const props = (writeSchema(spec, c).properties ?? {}) as Record<string, OpenAPIV3.SchemaObject>;
-  const text = fields.find(
+  return recordColumns(spec, c).find(
     (f) =>
       (f.kind === 'varchar' || f.kind === 'text') &&
       !f.unique &&
       !f.fold &&
       !props[f.name].enum &&
+      !props[f.name].pattern &&
       !(c.searchFields as readonly string[]).includes(f.name),
-  );
+  )?.name;
+}
+
+/** Text with accents taken off and any other character outside ASCII replaced. */
+function ascii(value: unknown): unknown {
+  return typeof value === 'string'
+    ? value
+        .normalize('NFD')
+        .replace(/[\u0300-\u036f]/g, '')
+        .replace(/[^\t\n\r -~]/g, 'x')
+    : value;
+}
+
+function seedRows(c: Collection): (count: number) => Record<string, unknown>[] {
+  const fields = recordColumns(spec, c).map((f) => f.name);
+  return (count) => {
+    const source = rowSource(c.name, count, 11);
+    return Array.from({ length: count }, (_, i) => {
+      const row = source.row(i);
+      return Object.fromEntries(fields.map((f) => [f, ascii(row[source.columns.indexOf(f)])]));
+    });
+  };
+}
+
+/** A collection added after the five: bodies from the seed's generated rows. */
+export function generated(c: Collection): HandWritten {
+  const source = rowSource(c.name, 1_000_000, 7);
+  const fields = recordColumns(spec, c);
+  const props = (writeSchema(spec, c).properties ?? {}) as Record<string, OpenAPIV3.SchemaObject>;
   const value = (n: number, field: string) => source.row(n)[source.columns.indexOf(field)];
   const required = new Set(writeSchema(spec, c).required ?? []);
   // As the hand-written ones are: a create body with the required fields only, and a PATCH that
@@ -88,7 +117,6 @@ function generated(c: Collection): HandWritten {
   return {
     valid: (n) => Object.fromEntries(fields.filter((f) => required.has(f.name)).map((f) => [f.name, value(n, f.name)])),
     patch: { ...Object.fromEntries(offDefault), [c.searchFields[0]]: 'Patched' },
-    unsearchedText: text?.name,
   };
 }
 
@@ -114,10 +142,12 @@ function defaults(c: Collection): Record<string, unknown> {
 export const fixtures: Fixture[] = collections.map((c) => ({
   name: c.name,
   ...(HAND_WRITTEN[c.name] ?? generated(c)),
+  unsearchedText: unsearchedText(c),
   defaults: defaults(c),
   searchFields: [...c.searchFields],
   uniqueFields: [...c.uniqueFields],
   maxPageSize: maxPageSize(c),
+  rows: seedRows(c),
 }));
 
 /** The fixtures by collection name. */

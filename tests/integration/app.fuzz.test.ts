@@ -24,84 +24,25 @@
 // - The first ETag of a record is the service's choice; every write adds one to it. Tags compare
 //   character by character (RFC 9110): `"01"` is not `"1"`.
 import fc from 'fast-check';
-import { collections } from '../../src/collections';
 import { tunableSearch } from '../helpers/search';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { dialect } from '../helpers/db';
-import { type CollectionRules, type FilterRule, Model, type SortKind } from '../helpers/fuzz/model';
-import { brokenPlan, type Plan, type PlanOptions, racePlan, validPlan, writable } from '../helpers/fuzz/plans';
+import { type CollectionRules, Model } from '../helpers/fuzz/model';
+import { brokenPlan, type Plan, type PlanOptions, racePlan, validPlan } from '../helpers/fuzz/plans';
+import { collectionRules } from '../helpers/fuzz/rules';
 import { Mismatch, readAll, runPlan, Sender } from '../helpers/fuzz/run';
+import { specOperations } from '../helpers/fuzz/spec';
 
 const search = tunableSearch();
-import { specOperations } from '../helpers/fuzz/spec';
 
 const RUNS = Number(process.env.FUZZ_REQUESTS ?? 2000);
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() ^ (Math.random() * 2 ** 31));
 const CHECK_EVERY = 250;
 const SKIP = process.env.FUZZ_SKIP ? new RegExp(process.env.FUZZ_SKIP) : undefined;
 
-/**
- * What the spec says in words (its guide and its parameters' descriptions) and no schema states,
- * as the collection declarations put it: ranked and decimal fields, filters and ranges. Every
- * filter parameter of a list must be among them, so a filter added to the spec alone fails here.
- */
-const SPEC_WORDS = {
-  ranked: Object.fromEntries(collections.map((c) => [c.name, [...(c.rankedFields ?? [])]])) as Record<string, string[]>,
-  decimal: Object.fromEntries(collections.map((c) => [c.name, [...c.decimalFields]])) as Record<string, string[]>,
-  filters: Object.fromEntries(
-    collections.map((c) => [
-      c.name,
-      Object.fromEntries(Object.entries(c.filters ?? {}).map(([param, f]) => [param, { field: f.column, op: f.op }])),
-    ]),
-  ) as Record<string, Record<string, FilterRule>>,
-  ranges: Object.fromEntries(collections.map((c) => [c.name, (c.ranges ?? []).map(([a, b]) => [a, b])])) as Record<
-    string,
-    [string, string][]
-  >,
-};
-/** List parameters that are not filters. */
-const PAGING = ['page', 'page_size', 'cursor', 'search', 'ordering'];
-
 const operations = specOperations();
 const lists = operations.filter((op) => op.collection && op.method === 'GET' && !op.path.includes('{'));
-
-function rulesOf(name: string, uniqueFields: readonly string[], searchFields: readonly string[]): CollectionRules {
-  const write = operations.find((op) => op.collection === name && op.method === 'POST')!.body!;
-  const fields = Object.fromEntries(writable(write));
-  const list = lists.find((op) => op.collection === name)!;
-  const ordering = list.params.find((p) => p.name === 'ordering')!.schema as { items: { enum: string[] } };
-  const ranked = SPEC_WORDS.ranked[name] ?? [];
-  const kind = (field: string): SortKind => {
-    const s = fields[field];
-    if (field === 'id') return 'number';
-    if (!s) return 'text'; // created_at, updated_at: RFC 3339 UTC with milliseconds sort as text
-    if (ranked.includes(field)) return 'rank';
-    if ((SPEC_WORDS.decimal[name] ?? []).includes(field)) return 'decimal';
-    if (s.type === 'integer') return 'number';
-    if (s.format === 'date') return 'date';
-    // Unique ignoring case, and sorted so: the order of ASCII letters ignoring case.
-    if (s.format === 'email') return 'folded';
-    return 'text';
-  };
-  const sortable = [...new Set(ordering.items.enum.map((e) => e.replace(/^-/, '')))];
-  const filters = SPEC_WORDS.filters[name] ?? {};
-  for (const p of list.params.filter((p) => p.in === 'query' && !PAGING.includes(p.name))) {
-    if (!filters[p.name]) throw new Error(`the fuzzer's model does not know the ${name} filter ${p.name}: add it to SPEC_WORDS`);
-  }
-  return {
-    fields,
-    uniqueFields,
-    searchFields,
-    sortKinds: Object.fromEntries([...sortable, ...Object.values(filters).map((f) => f.field)].map((f) => [f, kind(f)])),
-    ranks: Object.fromEntries(ranked.map((f) => [f, fields[f].enum as string[]])),
-    filters,
-    ranges: SPEC_WORDS.ranges[name] ?? [],
-  };
-}
-
-const rules: Record<string, CollectionRules> = Object.fromEntries(
-  collections.map((c) => [c.name, rulesOf(c.name, c.uniqueFields, c.searchFields)]),
-);
+const rules: Record<string, CollectionRules> = collectionRules(operations);
 
 function planOptions(collection: string | undefined): PlanOptions {
   const r = collection ? rules[collection] : undefined;

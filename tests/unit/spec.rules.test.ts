@@ -209,3 +209,36 @@ test.each(collections.map((c) => [c.name, c] as const))('the prose of %s names i
 test('the search table has a row for each collection and no other', () => {
   expect(searchTable.split('\n').slice(2).filter(Boolean)).toHaveLength(collections.length);
 });
+
+// Parts a new collection copies from a neighbour: each must be made its own, or say so.
+const pagination = /^ *\* `page_size` defaults to .*$/m.exec(spec.info.description ?? '')?.[0] ?? '';
+
+describe.each(collections.map((c) => [c.name, c] as const))('what %s copied from a neighbour', (name, c) => {
+  const list = byId.get(operationIds(c).list)!;
+  const ordering = list.params.find((p) => p.name === 'ordering')!;
+  const keys = ((ordering.schema as OpenAPIV3.ArraySchemaObject).items as OpenAPIV3.SchemaObject).enum as string[];
+  const own = keys.filter((k) => !k.startsWith('-') && !['id', 'created_at', 'updated_at'].includes(k));
+  const maximum = (list.params.find((p) => p.name === 'page_size')!.schema as OpenAPIV3.SchemaObject).maximum;
+
+  test('the ordering example names only keys of its own ordering', () => {
+    const example = (ordering.example ?? (ordering.schema as OpenAPIV3.SchemaObject).example ?? []) as string[];
+    expect({ example, notSortableHere: example.filter((k) => !keys.includes(k)) }).toEqual({ example, notSortableHere: [] });
+  });
+
+  test('the list description names the ordering fields: "Sortable by ..."', () => {
+    const sentence = /Sortable by ([^;.]*)/.exec(list.raw.description ?? '')?.[1] ?? '';
+    expect([...sentence.matchAll(/`(\w+)`/g)].map((m) => m[1]).sort()).toEqual([...own].sort());
+  });
+
+  // Posts are served 10 a page, the others 100: a bound copied from posts must be chosen, and
+  // then said in the guide, or it is a mistake.
+  test("the page_size maximum is the one the guide's Pagination section gives it", () => {
+    const special = Object.fromEntries([...pagination.matchAll(/at most (\d+) for `(\w+)`/g)].map((m) => [m[2], Number(m[1])]));
+    const others = Number(/(\d+) for the other collections/.exec(pagination)?.[1]);
+    expect({ page_size: maximum }).toEqual({ page_size: special[name] ?? others });
+  });
+
+  test('the list description says the page_size maximum: "At most N a page"', () => {
+    expect(/At most (\d+) a page/.exec(list.raw.description ?? '')?.[1]).toBe(String(maximum));
+  });
+});

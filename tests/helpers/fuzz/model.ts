@@ -26,8 +26,10 @@ export interface CollectionRules {
   fields: Record<string, Schema>;
   uniqueFields: readonly string[];
   searchFields: readonly string[];
-  /** Every field that `ordering` may name, and how it sorts. */
+  /** How each field that `ordering` may name, or a filter compares, sorts. */
   sortKinds: Record<string, SortKind>;
+  /** The fields `ordering` may name (id and the timestamps among them), in the spec's order. */
+  sortable: readonly string[];
   /** Enum order of ranked fields. */
   ranks: Record<string, readonly string[]>;
   /** List filters by query parameter. */

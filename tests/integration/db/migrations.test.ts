@@ -1,3 +1,4 @@
+import { collections } from '../../../src/collections';
 import { ensureMysqlDatabase, openDb, type Db } from '../../../src/db/connection';
 import { withMigrationLease } from '../../../src/db/lease';
 import { migrate } from '../../../src/db/migrations';
@@ -55,6 +56,16 @@ test('five instances migrating at once each succeed, and the migrations run once
   // Migrating an up-to-date database is a no-op.
   await migrate(dbs[1]);
   expect(await dbs[0]('knex_migrations').count({ n: '*' })).toEqual([{ n: names.length }]);
+});
+
+// A collection declared without a migration that makes its table fails here by name, before any
+// test of its records does (docs/adding-a-collection.md: createRecordTable).
+test('every declared collection has its table and search index after migrating', async () => {
+  await migrate(dbs[0]);
+  const made = await tables(dbs[0]);
+  const missing = collections.map((c) => c.name).filter((name) => !made.includes(name));
+  const unindexed = collections.map((c) => c.name).filter((name) => !made.some((t) => t.startsWith(`${name}_search_`)));
+  expect({ withoutTable: missing, withoutSearchIndex: unindexed }).toEqual({ withoutTable: [], withoutSearchIndex: [] });
 });
 
 // Knex makes its lock row by reading the table and inserting one when it finds none, which two

