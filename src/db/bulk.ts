@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
-import { inTransaction, isMysql } from './connection';
+import { isMysql } from './connection';
 import { classifyDbError } from './errors';
-import { deleteRecord, insertRecord, type Queryable, type Row, type Values } from './records';
+import { deleteRecord, insertRecord, insertRows, type Queryable, type Row, type Values } from './records';
 
 /** Where a bulk write stopped: a unique value taken at `index`, or ids that name no row. */
 export class BulkRefused extends Error {
@@ -12,17 +12,32 @@ export class BulkRefused extends Error {
   }
 }
 
-/** `work` in one transaction: `q` itself when it is one already (an idempotent write's). */
+/** `work` in one transaction; inside one already (an idempotent write's), a savepoint of it. */
 function atomically<T>(q: Queryable, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  return inTransaction(q) ? work(q) : q.transaction(work);
+  return q.transaction(work);
 }
 
 /**
- * Inserts `records` in order, through the path a single create takes (so the search index's
- * triggers and the counts see each row), in one transaction: all or none. A unique value taken by
- * a stored row or by an earlier record of the batch throws BulkRefused naming the index.
+ * Inserts `records` in order, in one transaction: all or none. One multi-row INSERT (the search
+ * index's triggers and the counts still see each row); when it breaks a unique rule, the batch is
+ * run again row by row, as single creates are, to name the first record at fault: a unique value
+ * taken by a stored row or by an earlier record of the batch throws BulkRefused naming its index.
  */
-export function insertRecords(q: Queryable, table: string, records: readonly Values[], uniqueFields: readonly string[]): Promise<Row[]> {
+export async function insertRecords(
+  q: Queryable,
+  table: string,
+  records: readonly Values[],
+  uniqueFields: readonly string[],
+): Promise<Row[]> {
+  try {
+    return await atomically(q, (trx) => insertRows(trx, table, records));
+  } catch (err) {
+    if (classifyDbError(err, table, uniqueFields)?.kind !== 'unique') throw err;
+  }
+  return insertOneByOne(q, table, records, uniqueFields);
+}
+
+function insertOneByOne(q: Queryable, table: string, records: readonly Values[], uniqueFields: readonly string[]): Promise<Row[]> {
   return atomically(q, async (trx) => {
     const rows: Row[] = [];
     for (const [index, record] of records.entries()) {
