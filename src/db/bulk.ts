@@ -12,6 +12,9 @@ export class BulkRefused extends Error {
   }
 }
 
+/** Knex writes a multi-row INSERT on SQLite as SELECTs joined by UNION ALL, at most 500 of them. */
+const ROWS_PER_INSERT = 250;
+
 /** `work` in one transaction; inside one already (an idempotent write's), a savepoint of it. */
 function atomically<T>(q: Queryable, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
   return q.transaction(work);
@@ -30,7 +33,12 @@ export async function insertRecords(
   uniqueFields: readonly string[],
 ): Promise<Row[]> {
   try {
-    return await atomically(q, (trx) => insertRows(trx, table, records));
+    return await atomically(q, async (trx) => {
+      const rows: Row[] = [];
+      for (let i = 0; i < records.length; i += ROWS_PER_INSERT)
+        rows.push(...(await insertRows(trx, table, records.slice(i, i + ROWS_PER_INSERT))));
+      return rows;
+    });
   } catch (err) {
     if (classifyDbError(err, table, uniqueFields)?.kind !== 'unique') throw err;
   }

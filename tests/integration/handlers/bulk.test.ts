@@ -67,6 +67,16 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (_name, f) => {
     expect((await bulkCreate(f, body)).status).toBe(400);
   });
 
+  test('the largest batch, 1,000 records, goes in whole', async () => {
+    const before = await count(f);
+    const res = await bulkCreate(f, batch(f, 1000));
+    expect(res.status).toBe(201);
+    expect(res.body.results).toHaveLength(1000);
+    expect(await count(f)).toBe(before + 1000);
+    const last = res.body.results[999];
+    expect((await app.request('GET', `/api/${f.name}/${last.id}/`)).body).toEqual(last);
+  });
+
   test('1,001 records: 400, nothing written', async () => {
     const before = await count(f);
     const res = await bulkCreate(f, batch(f, 1001));
