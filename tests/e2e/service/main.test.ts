@@ -72,7 +72,12 @@ describe('the start-up log', () => {
       'without API_TOKENS it says that the API is open',
       {
         given: {},
-        want: [{ level: 'warn', msg: 'API_TOKENS, TOKENS_FILE and JWT_PUBLIC_KEY_FILE/JWT_JWKS_FILE are not set: /api/ is open to every client' }],
+        want: [
+          {
+            level: 'warn',
+            msg: 'API_TOKENS, TOKENS_FILE and JWT_PUBLIC_KEY_FILE/JWT_JWKS_FILE are not set: /api/ is open to every client',
+          },
+        ],
       },
     ],
     [
