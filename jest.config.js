@@ -25,7 +25,12 @@ const tier = (name, extra = {}) => ({
   testEnvironment: 'node',
   roots: [`<rootDir>/tests/${name}`],
   testMatch: ['**/*.test.ts'],
-  transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { diagnostics: false }],
+    // jose ships ES modules only; jest (below Node 24.9) loads CommonJS, so it is compiled to that.
+    '/node_modules/jose/.+\\.js$': ['ts-jest', { diagnostics: false, tsconfig: { allowJs: true } }],
+  },
+  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
   testPathIgnorePatterns: ['/node_modules/', ...(name !== 'unit' && database === 'mysql' ? SQLITE_ONLY.map((p) => `<rootDir>/${p}`) : [])],
   ...extra,
 });

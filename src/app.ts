@@ -2,11 +2,16 @@ import express from 'express';
 import type { Store } from 'express-rate-limit';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend } from 'openapi-backend';
+import { authConfigured, createAuthenticator } from './auth';
+import type { JwtOptions } from './auth/jwt';
+import { authenticate, authorize } from './auth/middleware';
+import { requiredScopes } from './auth/scopes';
+import type { TokensFile } from './auth/tokensFile';
 import { type Db, isMysql, poolStats } from './db/connection';
 import { createSearch, type Search } from './search';
 import { listQueryErrors, operationHandlers } from './handlers';
 import { serviceHandlers } from './handlers/service';
-import { apiRateLimit, bearerAuth, corsAllowed, corsFor } from './http/access';
+import { apiRateLimit, corsAllowed, corsFor, tokenRateLimit } from './http/access';
 import { jsonBody } from './http/body';
 import { dispatch } from './http/dispatch';
 import { errorHandler } from './http/errors';
@@ -35,6 +40,14 @@ export interface AppOptions {
   logger?: Logger;
   /** Bearer tokens that operations with a security requirement need; none: the API is open. */
   apiTokens?: readonly string[];
+  /** Named tokens with scopes (TOKENS_FILE). */
+  tokensFile?: TokensFile;
+  /** JWT bearer tokens, verified with a configured key. */
+  jwt?: JwtOptions;
+  /** Requests a minute per token on /api/; undefined: unlimited. */
+  tokenRateLimitPerMinute?: number;
+  /** Where the per-token limit counts (Redis); default as for the per-address one. */
+  tokenRateLimitStore?: Store;
   /** Origins browsers may call from (`*`: any); none: no CORS headers. */
   corsOrigins?: readonly string[];
   /** Requests a minute per client address on /api/; undefined: unlimited. */
@@ -55,7 +68,7 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   const specText = readSpecText();
   const spec = loadSpec(specText);
   const logger = options.logger ?? silentLogger;
-  const tokens = options.apiTokens ?? [];
+  const auth = { apiTokens: options.apiTokens, tokensFile: options.tokensFile, jwt: options.jwt };
   // Only MySQL limits costly search statements (src/search/limiter.ts).
   const search = options.search ?? createSearch();
   const metrics = createMetrics(() => poolStats(options.db), isMysql(options.db) ? () => search.stats() : undefined);
@@ -103,7 +116,11 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
   if (options.corsOrigins?.length) app.use(corsFor(options.corsOrigins, corsAllowed(operations)));
   // Counted before the token check, so that guessing tokens is limited too.
   if (options.rateLimitPerMinute) app.use(apiRateLimit(options.rateLimitPerMinute, logger, options.rateLimitStore));
-  if (tokens.length) app.use(bearerAuth(tokens));
+  if (authConfigured(auth)) {
+    app.use(authenticate(createAuthenticator(auth)));
+    if (options.tokenRateLimitPerMinute) app.use(tokenRateLimit(options.tokenRateLimitPerMinute, logger, options.tokenRateLimitStore));
+    app.use(authorize(requiredScopes(operations)));
+  }
   app.use(slashRedirect(routes));
   app.use(jsonBody(routes, options.bodyLimit));
   app.use(dispatch(api, listQueryErrors));

@@ -13,7 +13,8 @@ type FieldOf<R extends ResourceName> = R extends ResourceName ? keyof RecordOf<R
 /** The plurals of the spec's list operations (`listPosts`: `Posts`). */
 type Plural = keyof operations extends infer K ? (K extends `list${infer P}` ? P : never) : never;
 export type Verb = 'list' | 'create' | 'get' | 'replace' | 'update' | 'delete';
-type RecordOperationId = `list${Plural}` | `${Exclude<Verb, 'list'>}${ResourceName}`;
+export type BulkVerb = 'bulkCreate' | 'bulkDelete';
+type RecordOperationId = `list${Plural}` | `${Exclude<Verb, 'list'>}${ResourceName}` | `${BulkVerb}${Plural}`;
 
 // Compile-time check both ways: every operationId built below is in the spec, and every
 // operation in the spec is one of them.
@@ -142,7 +143,14 @@ export function operationIds(c: Collection): Record<Verb, RecordOperationId> {
   };
 }
 
-const byOperationId = new Map<string, Collection>(collections.flatMap((c) => Object.values(operationIds(c)).map((id) => [id, c] as const)));
+/** The operationIds of a collection's bulk operations (src/handlers/bulk.ts). */
+export function bulkOperationIds(c: Collection): Record<BulkVerb, RecordOperationId> {
+  return { bulkCreate: `bulkCreate${c.plural}`, bulkDelete: `bulkDelete${c.plural}` };
+}
+
+const byOperationId = new Map<string, Collection>(
+  collections.flatMap((c) => [...Object.values(operationIds(c)), ...Object.values(bulkOperationIds(c))].map((id) => [id, c] as const)),
+);
 
 /** The collection an operation belongs to (none for the service's own operations). */
 export function collectionOf(operationId: string | undefined): Collection | undefined {

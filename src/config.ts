@@ -1,8 +1,13 @@
 // Configuration from the environment. A bad value is a ConfigError, which main.ts prints as one
 // line and exits 1 with; nothing here touches the network (API_TOKENS_FILE is read).
+import { createPublicKey } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import type { JSONWebKeySet } from 'jose';
+import type { JwtOptions } from './auth/jwt';
+import { parseTokensFile, type TokensFile } from './auth/tokensFile';
+import { collections } from './collections';
 
 export class ConfigError extends Error {}
 
@@ -41,10 +46,16 @@ export interface Config {
   logLevel: LogLevel;
   /** Bearer tokens that /api/ requires; empty: the API is open. */
   apiTokens: string[];
+  /** TOKENS_FILE: named tokens with scopes, as hashes; undefined: none. */
+  tokensFile: { path: string; file: TokensFile } | undefined;
+  /** JWT bearer tokens verified with a configured key; undefined: JWTs are not accepted. */
+  jwt: JwtOptions | undefined;
   /** Origins that browsers may call the API from; empty: no CORS headers at all. */
   corsOrigins: string[];
   /** Requests a minute per client address on /api/; undefined: no limit. */
   rateLimitPerMinute: number | undefined;
+  /** Requests a minute per token (by its name) on /api/; undefined: no limit. */
+  tokenRateLimitPerMinute: number | undefined;
   /**
    * Where the rate limit counts when several hosts share one quota (REDIS_URL); undefined: in
    * this process (or the primary, with workers).
@@ -97,9 +108,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bodyLimit: parseSize('BODY_LIMIT', env.BODY_LIMIT || '1mb'),
     logLevel: parseLogLevel(env.LOG_LEVEL || 'info'),
     apiTokens: parseTokens(env),
+    tokensFile: parseTokensFileVar(env.TOKENS_FILE),
+    jwt: parseJwt(env),
     corsOrigins: parseOrigins(env.CORS_ORIGINS ?? ''),
     rateLimitPerMinute: env.RATE_LIMIT_PER_MINUTE
       ? parseInteger('RATE_LIMIT_PER_MINUTE', env.RATE_LIMIT_PER_MINUTE, 1, 1_000_000)
+      : undefined,
+    tokenRateLimitPerMinute: env.RATE_LIMIT_PER_TOKEN_PER_MINUTE
+      ? parseInteger('RATE_LIMIT_PER_TOKEN_PER_MINUTE', env.RATE_LIMIT_PER_TOKEN_PER_MINUTE, 1, 1_000_000)
       : undefined,
     redis: parseRedisUrl(env.REDIS_URL),
     rateLimitPrefix: parseRateLimitPrefix(env.RATE_LIMIT_PREFIX, database),
@@ -175,6 +191,88 @@ function parseTokens(env: NodeJS.ProcessEnv): string[] {
     if (t.length < MIN_TOKEN_LENGTH) throw new ConfigError(`${source}: token ${i + 1} is shorter than ${MIN_TOKEN_LENGTH} characters`);
   });
   return tokens;
+}
+
+function readConfigFile(name: string, path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`${name}: cannot read ${path} (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+  }
+}
+
+/** TOKENS_FILE, as `npm run token -- create` writes it. */
+function parseTokensFileVar(path: string | undefined): Config['tokensFile'] {
+  if (!path) return undefined;
+  try {
+    return {
+      path,
+      file: parseTokensFile(
+        readConfigFile('TOKENS_FILE', path),
+        collections.map((c) => c.name),
+      ),
+    };
+  } catch (err) {
+    if (err instanceof ConfigError) throw err;
+    throw new ConfigError(`TOKENS_FILE ${path}: ${(err as Error).message}`);
+  }
+}
+
+const JWT_KEY_TYPES = new Set(['rsa', 'ec', 'ed25519']);
+
+/**
+ * JWT_PUBLIC_KEY_FILE (PEM) or JWT_JWKS_FILE (a local JSON Web Key Set), with JWT_ISSUER and
+ * JWT_AUDIENCE, which are required: a token minted for another service must not pass here.
+ */
+function parseJwt(env: NodeJS.ProcessEnv): JwtOptions | undefined {
+  const { JWT_PUBLIC_KEY_FILE: pemFile, JWT_JWKS_FILE: jwksFile } = env;
+  if (!pemFile && !jwksFile) {
+    const stray = ['JWT_ISSUER', 'JWT_AUDIENCE', 'JWT_SCOPES_CLAIM', 'JWT_CLOCK_SKEW_SECONDS'].find((n) => env[n]);
+    if (stray) throw new ConfigError(`${stray} is set but neither JWT_PUBLIC_KEY_FILE nor JWT_JWKS_FILE is`);
+    return undefined;
+  }
+  if (pemFile && jwksFile) throw new ConfigError('set JWT_PUBLIC_KEY_FILE or JWT_JWKS_FILE, not both');
+  if (!env.JWT_ISSUER) throw new ConfigError('JWT_ISSUER is required with JWT_PUBLIC_KEY_FILE or JWT_JWKS_FILE');
+  if (!env.JWT_AUDIENCE) throw new ConfigError('JWT_AUDIENCE is required with JWT_PUBLIC_KEY_FILE or JWT_JWKS_FILE');
+  const claim = env.JWT_SCOPES_CLAIM || 'scope';
+  if (!/^[\x21-\x7e]{1,100}$/.test(claim)) throw new ConfigError('JWT_SCOPES_CLAIM must be a claim name such as scope or scp');
+  let key: JwtOptions['key'];
+  if (pemFile) {
+    const text = readConfigFile('JWT_PUBLIC_KEY_FILE', pemFile);
+    let publicKey;
+    try {
+      publicKey = createPublicKey(text);
+    } catch {
+      throw new ConfigError(`JWT_PUBLIC_KEY_FILE: ${pemFile} holds no PEM public key`);
+    }
+    if (!JWT_KEY_TYPES.has(publicKey.asymmetricKeyType ?? ''))
+      throw new ConfigError(`JWT_PUBLIC_KEY_FILE: a ${publicKey.asymmetricKeyType} key; use RSA (RS256), P-256 (ES256) or Ed25519 (EdDSA)`);
+    key = { publicKey };
+  } else {
+    let jwks: { keys?: unknown };
+    try {
+      jwks = JSON.parse(readConfigFile('JWT_JWKS_FILE', jwksFile!)) as { keys?: unknown };
+    } catch (err) {
+      if (err instanceof ConfigError) throw err;
+      throw new ConfigError(`JWT_JWKS_FILE: ${jwksFile} is not JSON`);
+    }
+    if (!Array.isArray(jwks.keys) || !jwks.keys.length)
+      throw new ConfigError(`JWT_JWKS_FILE: ${jwksFile} must be {"keys": [...]} with a key`);
+    for (const k of jwks.keys as Record<string, unknown>[]) {
+      if (!['RSA', 'EC', 'OKP'].includes(String(k?.kty)))
+        throw new ConfigError(`JWT_JWKS_FILE: key type ${String(k?.kty)}; use RSA, EC or OKP public keys`);
+      // A private key here would mean the file leaked it; a verifier needs only the public half.
+      if ('d' in k) throw new ConfigError('JWT_JWKS_FILE: holds a private key; keep only the public keys');
+    }
+    key = { jwks: jwks as JSONWebKeySet };
+  }
+  return {
+    key,
+    issuer: env.JWT_ISSUER,
+    audience: env.JWT_AUDIENCE,
+    scopesClaim: claim,
+    clockSkewSeconds: parseInteger('JWT_CLOCK_SKEW_SECONDS', env.JWT_CLOCK_SKEW_SECONDS || '30', 0, 300),
+  };
 }
 
 /** `https://app.example.com, http://localhost:5173`, or `*` for any origin. */

@@ -43,7 +43,9 @@ async function main(): Promise<void> {
   // Redis only counts for the rate limit; without one it is not connected to, nor its client
   // loaded (a few MB of heap that every process would carry).
   const redis =
-    config.redis && config.rateLimitPerMinute ? (await import('./http/redisCounts')).connectRedisCounts(config.redis, logger) : undefined;
+    config.redis && (config.rateLimitPerMinute || config.tokenRateLimitPerMinute)
+      ? (await import('./http/redisCounts')).connectRedisCounts(config.redis, logger)
+      : undefined;
   await redis?.ready;
   const app = await createApp({
     db,
@@ -56,7 +58,11 @@ async function main(): Promise<void> {
     apiTokens: config.apiTokens,
     corsOrigins: config.corsOrigins,
     rateLimitPerMinute: config.rateLimitPerMinute,
-    rateLimitStore: redis?.store(config.rateLimitPrefix),
+    rateLimitStore: config.rateLimitPerMinute ? redis?.store(config.rateLimitPrefix) : undefined,
+    tokensFile: config.tokensFile?.file,
+    jwt: config.jwt,
+    tokenRateLimitPerMinute: config.tokenRateLimitPerMinute,
+    tokenRateLimitStore: config.tokenRateLimitPerMinute ? redis?.store(`${config.rateLimitPrefix}token:`) : undefined,
     trustProxy: config.trustProxy,
   });
   const { port, drain } = await listen(app, config.port, config.host);
@@ -101,14 +107,24 @@ async function main(): Promise<void> {
 
 /** What the service runs with; `listening` comes last, once it takes requests. */
 function logStart(logger: Logger, config: Config, port: number, database: string): void {
-  if (config.apiTokens.length) logger.info({ tokens: config.apiTokens.length }, '/api/ requires a bearer token (API_TOKENS)');
-  else logger.warn('API_TOKENS is not set: /api/ is open to every client');
+  if (config.apiTokens.length || config.tokensFile || config.jwt) {
+    logger.info(
+      {
+        apiTokens: config.apiTokens.length,
+        ...(config.tokensFile && { tokensFile: config.tokensFile.path, namedTokens: config.tokensFile.file.tokens.length }),
+        ...(config.jwt && { jwtIssuer: config.jwt.issuer, jwtAudience: config.jwt.audience }),
+      },
+      '/api/ requires a bearer token',
+    );
+  } else logger.warn('API_TOKENS, TOKENS_FILE and JWT_PUBLIC_KEY_FILE/JWT_JWKS_FILE are not set: /api/ is open to every client');
+  if (config.tokenRateLimitPerMinute) logger.info({ perMinute: config.tokenRateLimitPerMinute }, 'rate limit per token');
   if (config.rateLimitPerMinute) {
     const counts = config.redis
       ? { counts: 'redis', redis: config.redis.where, prefix: config.rateLimitPrefix }
       : { counts: config.workers > 1 ? 'primary process' : 'process' };
     logger.info({ perMinute: config.rateLimitPerMinute, ...counts }, 'rate limit per client address');
-  } else if (config.redis) logger.warn('REDIS_URL is set but RATE_LIMIT_PER_MINUTE is not: Redis is not used');
+  } else if (config.redis && !config.tokenRateLimitPerMinute)
+    logger.warn('REDIS_URL is set but RATE_LIMIT_PER_MINUTE is not: Redis is not used');
   if (config.corsOrigins.length) logger.info({ origins: config.corsOrigins }, 'CORS allowed for these origins');
   const { concurrency } = searchLimits(config.searchTurns, config.pool.size);
   if (config.database.client === 'mysql' && concurrency < config.searchTurns) {

@@ -31,12 +31,14 @@ export interface BenchOptions {
   soak: boolean;
   /** With `soak`: requests a second, all connections together. */
   rate: number;
+  /** Bulk against single creates, and get by id with and without a scoped token (auth.ts). */
+  auth: boolean;
 }
 
 export const USAGE = `usage: npm run bench -- [--smoke] [--rows N] [--duration S] [--warmup S] [--connections N]
     [--database-url mysql://user@host:port/base] [--out FILE] [--scale N,N | --scale none]
     [--only get,list,deep,search,create,patch] [--profile DIR] [--workers 1,2] [--cluster]
-    [--search [--reimport]] [--soak [--rate N]]
+    [--search [--reimport]] [--soak [--rate N]] [--auth]
   --smoke: seconds, not minutes (2,000 rows, 1 s a scenario; report in build/bench-smoke.md).
   --search: search scenarios over the realistic corpus, one client against the scan and over HTTP
     (1,000,000 posts unless --rows; MySQL, or SQLite with --database-url sqlite:FILE); the corpus
@@ -46,6 +48,9 @@ export const USAGE = `usage: npm run bench -- [--smoke] [--rows N] [--duration S
     --smoke) on MySQL or SQLite (--database-url sqlite:FILE), with --rows posts (default 20,000;
     500 with --smoke); reports the service's RSS, heap and descriptors at start, middle and end,
     p99 a minute and every non-2xx, in build/soak.md (build/soak-smoke.md with --smoke).
+  --auth: 1,000 posts in one bulk request against 1,000 single creates over 16 connections, and
+    get by id open and with a scoped token, alternated (MySQL, or SQLite with --database-url
+    sqlite:FILE); written to BENCHMARKS.md between bench-auth-<database> markers.
   --cluster: get and create through a 3-node Galera cluster and one server, both started for the
     run (npm run cluster's nodes); report in build/bench-cluster.md (10,000 rows unless --rows).
   Environment: BENCH_ROWS, BENCH_DURATION, BENCH_WARMUP, BENCH_CONNECTIONS, BENCH_DATABASE_URL,
@@ -76,6 +81,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
       search: { type: 'boolean', default: false },
       reimport: { type: 'boolean', default: false },
       soak: { type: 'boolean', default: false },
+      auth: { type: 'boolean', default: false },
       rate: { type: 'string' },
       rows: { type: 'string' },
       duration: { type: 'string' },
@@ -112,7 +118,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
         : cluster
           ? 'build/bench-cluster.md'
           : smoke
-            ? `build/bench-smoke${search ? '-search' : ''}.md`
+            ? `build/bench-smoke${search ? '-search' : f.auth ? '-auth' : ''}.md`
             : 'BENCHMARKS.md'),
     scale: counts('--scale', f.scale ?? env.BENCH_SCALE) ?? (smoke ? [200, 2000] : [10_000, 1_000_000]),
     only: f.only ? f.only.split(',').map((s) => s.trim()) : [],
@@ -124,6 +130,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     reimport: Boolean(f.reimport),
     soak,
     rate: number('--rate', f.rate, 1) ?? (smoke ? 50 : 100),
+    auth: Boolean(f.auth),
   };
   if (f.rate && !soak) throw new OptionsError('--rate goes with --soak');
   if (soak && (search || cluster)) throw new OptionsError('--soak runs alone: not with --search or --cluster');
@@ -139,7 +146,7 @@ export function parseOptions(argv: string[], env: NodeJS.ProcessEnv = process.en
     if (unused.some(Boolean)) throw new OptionsError(`--search does not take ${unused.filter(Boolean).join(', ')}`);
   }
   const sqlite = /^sqlite:/i.test(options.databaseUrl);
-  if (sqlite && !search && !soak)
+  if (sqlite && !search && !soak && !options.auth)
     throw new OptionsError('the benchmark runs on MySQL (only --search and --soak also run on SQLite): --database-url must be mysql://...');
   const name = sqlite ? options.databaseUrl.slice('sqlite:'.length) : new URL(options.databaseUrl).pathname.slice(1);
   if (!sqlite && new URL(options.databaseUrl).protocol !== 'mysql:') {

@@ -5,6 +5,7 @@
 import { cpus, loadavg, totalmem, release } from 'node:os';
 import { resolve } from 'node:path';
 import autocannonPackage from 'autocannon/package.json';
+import { runAuthBench } from './auth';
 import { runClusterBench } from './cluster';
 import { type BenchDatabase, listPageQueryTimes, prepareDatabase, removeWrites, serverVersion, waitForQuiet } from './database';
 import { databaseUrlFor, type BenchOptions, OptionsError, parseOptions, USAGE } from './options';
@@ -171,6 +172,7 @@ async function main(): Promise<void> {
   if (options.cluster) return runClusterBench(options, options.out);
   if (options.search) return runSearchBench(options);
   if (options.soak) return runSoak(options);
+  if (options.auth) return runAuthBench(options);
   // The machine may be shared: its load beside the figures says how far to trust them.
   const loadAtStart = loadavg()
     .map((l) => l.toFixed(2))

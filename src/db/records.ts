@@ -82,6 +82,25 @@ export async function insertRecord(db: Queryable, table: string, values: Values)
 }
 
 /**
+ * Inserts rows with one statement (the triggers still run per row) and returns them as stored,
+ * in order. Their ids are consecutive in steps of auto_increment_increment on MySQL (Galera sets
+ * it to the cluster's size): one INSERT ... VALUES of known length takes its ids at once. SQLite,
+ * one writer, numbers them in a row up to the last.
+ */
+export async function insertRows(db: Queryable, table: string, rows: readonly Values[]): Promise<Row[]> {
+  const [id] = await db(table).insert(rows);
+  recordsWritten(db, table);
+  let first = Number(id) - (rows.length - 1);
+  let step = 1;
+  if (isMysql(db)) {
+    first = Number(id);
+    const [[{ increment }]] = (await db.raw('SELECT @@auto_increment_increment AS increment')) as [[{ increment: number }]];
+    step = Number(increment);
+  }
+  return rows.map((values, i) => ({ ...values, id: first + i * step, version: 1 }));
+}
+
+/**
  * Which versions a conditional write accepts (If-Match `versions`, If-None-Match `except`).
  * The check is part of the UPDATE/DELETE, so of concurrent writers with one version, one wins.
  */

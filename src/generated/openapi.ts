@@ -10,13 +10,13 @@ export interface paths {
         };
         /**
          * List posts
-         * @description One page of posts, newest first unless `ordering` says otherwise, optionally filtered by `search` over `title` and `content`. At most 10 a page. Sortable by `title` and `author`; filter by `author`.
+         * @description One page of posts, newest first unless `ordering` says otherwise, optionally filtered by `search` over `title` and `content`. At most 10 a page. Sortable by `title` and `author`; filter by `author`. Needs the scope `posts:read`.
          */
         get: operations["listPosts"];
         put?: never;
         /**
          * Create a post
-         * @description Creates a post and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry.
+         * @description Creates a post and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry. Needs the scope `posts:write`.
          */
         post: operations["createPost"];
         delete?: never;
@@ -37,27 +37,67 @@ export interface paths {
         };
         /**
          * Get a post
-         * @description The post with this `id`.
+         * @description The post with this `id`. Needs the scope `posts:read`.
          */
         get: operations["getPost"];
         /**
          * Replace a post
-         * @description Replaces every client field of the post; the body is the same as for create.
+         * @description Replaces every client field of the post; the body is the same as for create. Needs the scope `posts:write`.
          */
         put: operations["replacePost"];
         post?: never;
         /**
          * Delete a post
-         * @description Removes the post for good.
+         * @description Removes the post for good. Needs the scope `posts:write`.
          */
         delete: operations["deletePost"];
         options?: never;
         head?: never;
         /**
          * Update part of a post
-         * @description Changes the fields given in the body and leaves the others as they are.
+         * @description Changes the fields given in the body and leaves the others as they are. Needs the scope `posts:write`.
          */
         patch: operations["updatePost"];
+        trace?: never;
+    };
+    "/api/posts/bulk/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many posts
+         * @description Creates 1 to 1,000 posts in one transaction, all or none, and answers them in the order sent. A record that breaks the contract is a 400 naming it as `[index].field`; a unique value that is taken (by a stored record, or by one earlier in the batch) is a 409 naming `[index].field`; either way nothing is written. With an `Idempotency-Key` it is safe to retry. Needs the scope `posts:write`.
+         */
+        post: operations["bulkCreatePosts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/posts/bulk-delete/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete many posts
+         * @description Deletes the posts with these ids (1 to 1,000, each once) in one transaction, all or none. If any id names no record, nothing is deleted and the 404 names every id that is missing. A `POST` to its own path rather than a `DELETE` with a body, which many HTTP clients and generators drop. Needs the scope `posts:write`.
+         */
+        post: operations["bulkDeletePosts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/products/": {
@@ -69,13 +109,13 @@ export interface paths {
         };
         /**
          * List products
-         * @description One page of products, newest first unless `ordering` says otherwise, optionally filtered by `search` over `name` and `description`. At most 100 a page. Sortable by `name`, `price` and `stock`; filter by `min_price`, `max_price` and `in_stock`.
+         * @description One page of products, newest first unless `ordering` says otherwise, optionally filtered by `search` over `name` and `description`. At most 100 a page. Sortable by `name`, `price` and `stock`; filter by `min_price`, `max_price` and `in_stock`. Needs the scope `products:read`.
          */
         get: operations["listProducts"];
         put?: never;
         /**
          * Create a product
-         * @description Creates a product and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry.
+         * @description Creates a product and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry. Needs the scope `products:write`.
          */
         post: operations["createProduct"];
         delete?: never;
@@ -96,27 +136,67 @@ export interface paths {
         };
         /**
          * Get a product
-         * @description The product with this `id`.
+         * @description The product with this `id`. Needs the scope `products:read`.
          */
         get: operations["getProduct"];
         /**
          * Replace a product
-         * @description Replaces every client field of the product; the body is the same as for create.
+         * @description Replaces every client field of the product; the body is the same as for create. Needs the scope `products:write`.
          */
         put: operations["replaceProduct"];
         post?: never;
         /**
          * Delete a product
-         * @description Removes the product for good.
+         * @description Removes the product for good. Needs the scope `products:write`.
          */
         delete: operations["deleteProduct"];
         options?: never;
         head?: never;
         /**
          * Update part of a product
-         * @description Changes the fields given in the body and leaves the others as they are.
+         * @description Changes the fields given in the body and leaves the others as they are. Needs the scope `products:write`.
          */
         patch: operations["updateProduct"];
+        trace?: never;
+    };
+    "/api/products/bulk/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many products
+         * @description Creates 1 to 1,000 products in one transaction, all or none, and answers them in the order sent. A record that breaks the contract is a 400 naming it as `[index].field`; a unique value that is taken (by a stored record, or by one earlier in the batch) is a 409 naming `[index].field`; either way nothing is written. With an `Idempotency-Key` it is safe to retry. Needs the scope `products:write`.
+         */
+        post: operations["bulkCreateProducts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/products/bulk-delete/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete many products
+         * @description Deletes the products with these ids (1 to 1,000, each once) in one transaction, all or none. If any id names no record, nothing is deleted and the 404 names every id that is missing. A `POST` to its own path rather than a `DELETE` with a body, which many HTTP clients and generators drop. Needs the scope `products:write`.
+         */
+        post: operations["bulkDeleteProducts"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/books/": {
@@ -128,13 +208,13 @@ export interface paths {
         };
         /**
          * List books
-         * @description One page of books, newest first unless `ordering` says otherwise, optionally filtered by `search` over `title` and `author`. At most 100 a page. Sortable by `title`, `author` and `published_date`; filter by `genre`, `author`, `published_after` and `published_before`.
+         * @description One page of books, newest first unless `ordering` says otherwise, optionally filtered by `search` over `title` and `author`. At most 100 a page. Sortable by `title`, `author` and `published_date`; filter by `genre`, `author`, `published_after` and `published_before`. Needs the scope `books:read`.
          */
         get: operations["listBooks"];
         put?: never;
         /**
          * Create a book
-         * @description Creates a book and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry.
+         * @description Creates a book and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry. Needs the scope `books:write`.
          */
         post: operations["createBook"];
         delete?: never;
@@ -155,27 +235,67 @@ export interface paths {
         };
         /**
          * Get a book
-         * @description The book with this `id`.
+         * @description The book with this `id`. Needs the scope `books:read`.
          */
         get: operations["getBook"];
         /**
          * Replace a book
-         * @description Replaces every client field of the book; the body is the same as for create.
+         * @description Replaces every client field of the book; the body is the same as for create. Needs the scope `books:write`.
          */
         put: operations["replaceBook"];
         post?: never;
         /**
          * Delete a book
-         * @description Removes the book for good.
+         * @description Removes the book for good. Needs the scope `books:write`.
          */
         delete: operations["deleteBook"];
         options?: never;
         head?: never;
         /**
          * Update part of a book
-         * @description Changes the fields given in the body and leaves the others as they are.
+         * @description Changes the fields given in the body and leaves the others as they are. Needs the scope `books:write`.
          */
         patch: operations["updateBook"];
+        trace?: never;
+    };
+    "/api/books/bulk/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many books
+         * @description Creates 1 to 1,000 books in one transaction, all or none, and answers them in the order sent. A record that breaks the contract is a 400 naming it as `[index].field`; a unique value that is taken (by a stored record, or by one earlier in the batch) is a 409 naming `[index].field`; either way nothing is written. With an `Idempotency-Key` it is safe to retry. Needs the scope `books:write`.
+         */
+        post: operations["bulkCreateBooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/books/bulk-delete/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete many books
+         * @description Deletes the books with these ids (1 to 1,000, each once) in one transaction, all or none. If any id names no record, nothing is deleted and the 404 names every id that is missing. A `POST` to its own path rather than a `DELETE` with a body, which many HTTP clients and generators drop. Needs the scope `books:write`.
+         */
+        post: operations["bulkDeleteBooks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/users/": {
@@ -187,13 +307,13 @@ export interface paths {
         };
         /**
          * List users
-         * @description One page of users, newest first unless `ordering` says otherwise, optionally filtered by `search` over `username` and `email`. At most 100 a page. Sortable by `username`, `email` and `last_name`.
+         * @description One page of users, newest first unless `ordering` says otherwise, optionally filtered by `search` over `username` and `email`. At most 100 a page. Sortable by `username`, `email` and `last_name`. Needs the scope `users:read`.
          */
         get: operations["listUsers"];
         put?: never;
         /**
          * Create a user
-         * @description Creates a user and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry.
+         * @description Creates a user and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry. Needs the scope `users:write`.
          */
         post: operations["createUser"];
         delete?: never;
@@ -214,27 +334,67 @@ export interface paths {
         };
         /**
          * Get a user
-         * @description The user with this `id`.
+         * @description The user with this `id`. Needs the scope `users:read`.
          */
         get: operations["getUser"];
         /**
          * Replace a user
-         * @description Replaces every client field of the user; the body is the same as for create.
+         * @description Replaces every client field of the user; the body is the same as for create. Needs the scope `users:write`.
          */
         put: operations["replaceUser"];
         post?: never;
         /**
          * Delete a user
-         * @description Removes the user for good.
+         * @description Removes the user for good. Needs the scope `users:write`.
          */
         delete: operations["deleteUser"];
         options?: never;
         head?: never;
         /**
          * Update part of a user
-         * @description Changes the fields given in the body and leaves the others as they are.
+         * @description Changes the fields given in the body and leaves the others as they are. Needs the scope `users:write`.
          */
         patch: operations["updateUser"];
+        trace?: never;
+    };
+    "/api/users/bulk/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many users
+         * @description Creates 1 to 1,000 users in one transaction, all or none, and answers them in the order sent. A record that breaks the contract is a 400 naming it as `[index].field`; a unique value that is taken (by a stored record, or by one earlier in the batch) is a 409 naming `[index].field`; either way nothing is written. With an `Idempotency-Key` it is safe to retry. Needs the scope `users:write`.
+         */
+        post: operations["bulkCreateUsers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/bulk-delete/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete many users
+         * @description Deletes the users with these ids (1 to 1,000, each once) in one transaction, all or none. If any id names no record, nothing is deleted and the 404 names every id that is missing. A `POST` to its own path rather than a `DELETE` with a body, which many HTTP clients and generators drop. Needs the scope `users:write`.
+         */
+        post: operations["bulkDeleteUsers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/tasks/": {
@@ -246,13 +406,13 @@ export interface paths {
         };
         /**
          * List tasks
-         * @description One page of tasks, newest first unless `ordering` says otherwise, optionally filtered by `search` over `title` and `description`. At most 100 a page. Sortable by `title`, `status`, `priority` (by rank) and `due_date`; filter by `status`, `priority`, `due_after` and `due_before`.
+         * @description One page of tasks, newest first unless `ordering` says otherwise, optionally filtered by `search` over `title` and `description`. At most 100 a page. Sortable by `title`, `status`, `priority` (by rank) and `due_date`; filter by `status`, `priority`, `due_after` and `due_before`. Needs the scope `tasks:read`.
          */
         get: operations["listTasks"];
         put?: never;
         /**
          * Create a task
-         * @description Creates a task and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry.
+         * @description Creates a task and answers it with its `Location` and `ETag`. With an `Idempotency-Key` it is safe to retry. Needs the scope `tasks:write`.
          */
         post: operations["createTask"];
         delete?: never;
@@ -273,27 +433,67 @@ export interface paths {
         };
         /**
          * Get a task
-         * @description The task with this `id`.
+         * @description The task with this `id`. Needs the scope `tasks:read`.
          */
         get: operations["getTask"];
         /**
          * Replace a task
-         * @description Replaces every client field of the task; the body is the same as for create.
+         * @description Replaces every client field of the task; the body is the same as for create. Needs the scope `tasks:write`.
          */
         put: operations["replaceTask"];
         post?: never;
         /**
          * Delete a task
-         * @description Removes the task for good.
+         * @description Removes the task for good. Needs the scope `tasks:write`.
          */
         delete: operations["deleteTask"];
         options?: never;
         head?: never;
         /**
          * Update part of a task
-         * @description Changes the fields given in the body and leaves the others as they are.
+         * @description Changes the fields given in the body and leaves the others as they are. Needs the scope `tasks:write`.
          */
         patch: operations["updateTask"];
+        trace?: never;
+    };
+    "/api/tasks/bulk/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create many tasks
+         * @description Creates 1 to 1,000 tasks in one transaction, all or none, and answers them in the order sent. A record that breaks the contract is a 400 naming it as `[index].field`; a unique value that is taken (by a stored record, or by one earlier in the batch) is a 409 naming `[index].field`; either way nothing is written. With an `Idempotency-Key` it is safe to retry. Needs the scope `tasks:write`.
+         */
+        post: operations["bulkCreateTasks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tasks/bulk-delete/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Delete many tasks
+         * @description Deletes the tasks with these ids (1 to 1,000, each once) in one transaction, all or none. If any id names no record, nothing is deleted and the 404 names every id that is missing. A `POST` to its own path rather than a `DELETE` with a body, which many HTTP clients and generators drop. Needs the scope `tasks:write`.
+         */
+        post: operations["bulkDeleteTasks"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/openapi.json": {
@@ -1078,6 +1278,204 @@ export interface components {
         TaskPage: components["schemas"]["PageEnvelope"] & {
             results: components["schemas"]["Task"][];
         };
+        /**
+         * @description The ids of the records to delete, each once.
+         * @example {
+         *       "ids": [
+         *         41,
+         *         42
+         *       ]
+         *     }
+         */
+        BulkDelete: {
+            ids: components["schemas"]["Id"][];
+        };
+        /**
+         * @description 1 to 1,000 posts, each as for create.
+         * @example [
+         *       {
+         *         "title": "Hello, world",
+         *         "content": "The first post on this blog.",
+         *         "author": "ada"
+         *       },
+         *       {
+         *         "title": "Hello, world (2)",
+         *         "content": "The first post on this blog.",
+         *         "author": "ada"
+         *       }
+         *     ]
+         */
+        PostBulkCreate: components["schemas"]["PostWrite"][];
+        /**
+         * @description The created posts, in the order they were sent.
+         * @example {
+         *       "results": [
+         *         {
+         *           "id": 42,
+         *           "title": "Hello, world",
+         *           "content": "The first post on this blog.",
+         *           "author": "ada",
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-22T09:32:05.156Z"
+         *         }
+         *       ]
+         *     }
+         */
+        PostBulkCreated: {
+            results: components["schemas"]["Post"][];
+        };
+        /**
+         * @description 1 to 1,000 products, each as for create.
+         * @example [
+         *       {
+         *         "name": "Walnut desk",
+         *         "description": "Solid walnut, 140 x 70 cm.",
+         *         "price": "349.90",
+         *         "stock": 12
+         *       },
+         *       {
+         *         "name": "Walnut desk (2)",
+         *         "description": "Solid walnut, 140 x 70 cm.",
+         *         "price": "349.90",
+         *         "stock": 12
+         *       }
+         *     ]
+         */
+        ProductBulkCreate: components["schemas"]["ProductWrite"][];
+        /**
+         * @description The created products, in the order they were sent.
+         * @example {
+         *       "results": [
+         *         {
+         *           "id": 7,
+         *           "name": "Walnut desk",
+         *           "description": "Solid walnut, 140 x 70 cm.",
+         *           "price": "349.90",
+         *           "stock": 12,
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-23T17:01:44.020Z"
+         *         }
+         *       ]
+         *     }
+         */
+        ProductBulkCreated: {
+            results: components["schemas"]["Product"][];
+        };
+        /**
+         * @description 1 to 1,000 books, each as for create.
+         * @example [
+         *       {
+         *         "title": "The Hobbit",
+         *         "author": "J. R. R. Tolkien",
+         *         "genre": "Fantasy",
+         *         "published_date": "1937-09-21",
+         *         "isbn": "9780547928227"
+         *       },
+         *       {
+         *         "title": "The Hobbit (2)",
+         *         "author": "J. R. R. Tolkien",
+         *         "genre": "Fantasy",
+         *         "published_date": "1937-09-21",
+         *         "isbn": "9780261102217"
+         *       }
+         *     ]
+         */
+        BookBulkCreate: components["schemas"]["BookWrite"][];
+        /**
+         * @description The created books, in the order they were sent.
+         * @example {
+         *       "results": [
+         *         {
+         *           "id": 3,
+         *           "title": "The Hobbit",
+         *           "author": "J. R. R. Tolkien",
+         *           "genre": "Fantasy",
+         *           "published_date": "1937-09-21",
+         *           "isbn": "9780547928227",
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-22T09:32:05.156Z"
+         *         }
+         *       ]
+         *     }
+         */
+        BookBulkCreated: {
+            results: components["schemas"]["Book"][];
+        };
+        /**
+         * @description 1 to 1,000 users, each as for create.
+         * @example [
+         *       {
+         *         "username": "ada.lovelace",
+         *         "email": "ada@example.com",
+         *         "first_name": "Ada",
+         *         "last_name": "Lovelace"
+         *       },
+         *       {
+         *         "username": "ada.lovelace.2",
+         *         "email": "2.ada@example.com",
+         *         "first_name": "Ada",
+         *         "last_name": "Lovelace"
+         *       }
+         *     ]
+         */
+        UserBulkCreate: components["schemas"]["UserWrite"][];
+        /**
+         * @description The created users, in the order they were sent.
+         * @example {
+         *       "results": [
+         *         {
+         *           "id": 1,
+         *           "username": "ada.lovelace",
+         *           "email": "ada@example.com",
+         *           "first_name": "Ada",
+         *           "last_name": "Lovelace",
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-22T09:32:05.156Z"
+         *         }
+         *       ]
+         *     }
+         */
+        UserBulkCreated: {
+            results: components["schemas"]["User"][];
+        };
+        /**
+         * @description 1 to 1,000 tasks, each as for create.
+         * @example [
+         *       {
+         *         "title": "Write the release notes",
+         *         "description": "Cover the new search syntax.",
+         *         "priority": "high",
+         *         "due_date": "2026-12-01"
+         *       },
+         *       {
+         *         "title": "Write the release notes (2)",
+         *         "description": "Cover the new search syntax.",
+         *         "priority": "high",
+         *         "due_date": "2026-12-01"
+         *       }
+         *     ]
+         */
+        TaskBulkCreate: components["schemas"]["TaskWrite"][];
+        /**
+         * @description The created tasks, in the order they were sent.
+         * @example {
+         *       "results": [
+         *         {
+         *           "id": 5,
+         *           "title": "Write the release notes",
+         *           "description": "Cover the new search syntax.",
+         *           "status": "in_progress",
+         *           "priority": "high",
+         *           "due_date": "2026-12-01",
+         *           "created_at": "2026-11-22T09:32:05.156Z",
+         *           "updated_at": "2026-11-23T17:01:44.020Z"
+         *         }
+         *       ]
+         *     }
+         */
+        TaskBulkCreated: {
+            results: components["schemas"]["Task"][];
+        };
     };
     responses: {
         /** @description The record's `ETag` matches `If-None-Match`; no body. */
@@ -1258,7 +1656,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The deployment requires a bearer token (`API_TOKENS`) and the request has none, or a wrong one. */
+        /** @description The deployment requires a bearer token (`API_TOKENS`, `TOKENS_FILE` or JWTs) and the request has none, or one that is unknown, expired, not yet valid, or not signed by the configured key. */
         Unauthorized: {
             headers: {
                 "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
@@ -1279,9 +1677,68 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The token is valid but lacks a scope that the operation needs (each operation names its scope); `errors` names each scope missing. Nothing was read or changed. */
+        Forbidden: {
+            headers: {
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Forbidden",
+                 *       "status": 403,
+                 *       "detail": "This token lacks the scope books:write that deleteBook needs",
+                 *       "errors": [
+                 *         {
+                 *           "field": "Authorization",
+                 *           "message": "needs the scope books:write"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Some ids name no record; `errors` names each (`ids[2]`). Nothing was deleted. */
+        BulkNotFound: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Not Found",
+                 *       "status": 404,
+                 *       "detail": "No books with ids 7, 9; nothing was deleted",
+                 *       "errors": [
+                 *         {
+                 *           "field": "ids[1]",
+                 *           "message": "no book has id 7"
+                 *         },
+                 *         {
+                 *           "field": "ids[3]",
+                 *           "message": "no book has id 9"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /**
-         * @description A unique field already has this value in another record (`errors` names the field), or
-         *     a request with the same `Idempotency-Key` is still running. Nothing was changed.
+         * @description A unique field already has this value in another record (`errors` names the field; in a
+         *     bulk create, as `[index].field`, the value being taken by a stored record or by one
+         *     earlier in the batch), or a request with the same `Idempotency-Key` is still running.
+         *     Nothing was changed.
          */
         Conflict: {
             headers: {
@@ -1571,9 +2028,9 @@ export interface components {
         "Content-Disposition": string;
         /** @description The scheme to authenticate with (RFC 6750). */
         "WWW-Authenticate": string;
-        /** @description What is left of this client's quota: `r` requests for `t` more seconds (IETF draft-ietf-httpapi-ratelimit-headers-08). Sent on every `/api/` response when the deployment sets `RATE_LIMIT_PER_MINUTE`, except while the counts cannot be kept (the request then passes uncounted). */
+        /** @description What is left of this client's quota: `r` requests for `t` more seconds (IETF draft-ietf-httpapi-ratelimit-headers-08). Sent on every `/api/` response when the deployment sets `RATE_LIMIT_PER_MINUTE` (policy `per-minute`) or `RATE_LIMIT_PER_TOKEN_PER_MINUTE` (policy `per-token`), except while the counts cannot be kept (the request then passes uncounted). */
         RateLimit: string;
-        /** @description The quota: `q` requests a window of `w` seconds, per client address. */
+        /** @description The quota: `q` requests a window of `w` seconds, per client address (`per-minute`) or per token (`per-token`). */
         "RateLimit-Policy": string;
     };
     pathItems: never;
@@ -1643,6 +2100,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
@@ -1690,6 +2148,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -1733,6 +2192,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
@@ -1788,6 +2248,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
@@ -1830,6 +2291,7 @@ export interface operations {
             204: components["responses"]["Deleted"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
@@ -1886,9 +2348,88 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreatePosts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A retry with the same key and the same body within 24
+                 *     hours answers the first response again (status, body, `Location`, with
+                 *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
+                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PostBulkCreate"];
+            };
+        };
+        responses: {
+            /** @description The created posts, in the order sent. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PostBulkCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeletePosts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkDelete"];
+            };
+        };
+        responses: {
+            204: components["responses"]["Deleted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["BulkNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -1963,6 +2504,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
@@ -2010,6 +2552,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -2053,6 +2596,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
@@ -2108,6 +2652,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
@@ -2150,6 +2695,7 @@ export interface operations {
             204: components["responses"]["Deleted"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
@@ -2206,9 +2752,88 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateProducts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A retry with the same key and the same body within 24
+                 *     hours answers the first response again (status, body, `Location`, with
+                 *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
+                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ProductBulkCreate"];
+            };
+        };
+        responses: {
+            /** @description The created products, in the order sent. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProductBulkCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteProducts: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkDelete"];
+            };
+        };
+        responses: {
+            204: components["responses"]["Deleted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["BulkNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2285,6 +2910,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
@@ -2332,6 +2958,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -2375,6 +3002,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
@@ -2430,6 +3058,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
@@ -2473,6 +3102,7 @@ export interface operations {
             204: components["responses"]["Deleted"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
@@ -2529,10 +3159,89 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateBooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A retry with the same key and the same body within 24
+                 *     hours answers the first response again (status, body, `Location`, with
+                 *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
+                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BookBulkCreate"];
+            };
+        };
+        responses: {
+            /** @description The created books, in the order sent. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BookBulkCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteBooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkDelete"];
+            };
+        };
+        responses: {
+            204: components["responses"]["Deleted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["BulkNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2601,6 +3310,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
@@ -2648,6 +3358,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -2691,6 +3402,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
@@ -2746,6 +3458,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
@@ -2789,6 +3502,7 @@ export interface operations {
             204: components["responses"]["Deleted"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
@@ -2845,10 +3559,89 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateUsers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A retry with the same key and the same body within 24
+                 *     hours answers the first response again (status, body, `Location`, with
+                 *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
+                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UserBulkCreate"];
+            };
+        };
+        responses: {
+            /** @description The created users, in the order sent. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserBulkCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteUsers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkDelete"];
+            };
+        };
+        responses: {
+            204: components["responses"]["Deleted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["BulkNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
@@ -2937,6 +3730,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["PageNotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
@@ -2984,6 +3778,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
@@ -3027,6 +3822,7 @@ export interface operations {
             304: components["responses"]["NotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
@@ -3082,6 +3878,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
@@ -3124,6 +3921,7 @@ export interface operations {
             204: components["responses"]["Deleted"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
@@ -3180,9 +3978,88 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             412: components["responses"]["PreconditionFailed"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkCreateTasks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes the create safe to retry. A retry with the same key and the same body within 24
+                 *     hours answers the first response again (status, body, `Location`, with
+                 *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
+                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 */
+                "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TaskBulkCreate"];
+            };
+        };
+        responses: {
+            /** @description The created tasks, in the order sent. */
+            201: {
+                headers: {
+                    "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TaskBulkCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    bulkDeleteTasks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BulkDelete"];
+            };
+        };
+        responses: {
+            204: components["responses"]["Deleted"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["BulkNotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];

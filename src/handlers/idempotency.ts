@@ -1,13 +1,13 @@
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Db } from '../db/connection';
-import { claimKey, completeKey, releaseKey } from '../db/idempotency';
+import { claimKey, completeKey, releaseKey, type StoredResponse } from '../db/idempotency';
 import { retrying } from '../db/retry';
-import { insertRecord, type Row, type Values } from '../db/records';
+import { insertRecord, type Queryable, type Row, type Values } from '../db/records';
 import { etag } from '../http/conditional';
 import { HttpProblem } from '../http/problem';
 
-type Outcome = { kind: 'created'; row: Row } | { kind: 'replay'; send(res: Response): void };
+type Outcome<T = Row> = { kind: 'created'; row: T } | { kind: 'replay'; send(res: Response): void };
 
 /** JSON with sorted keys, so that the same body hashes the same however its keys are ordered. */
 export function canonical(value: unknown): string {
@@ -26,7 +26,7 @@ export function canonical(value: unknown): string {
  * stored response commit together, so a replay always describes a record that was created.
  * Only a 201 is stored: if the create fails, the claim is given up and a retry runs it again.
  */
-export async function createIdempotently(
+export function createIdempotently(
   db: Db,
   collection: string,
   req: Request,
@@ -34,8 +34,37 @@ export async function createIdempotently(
   record: Values,
   serialize: (row: Row) => unknown,
 ): Promise<Outcome> {
+  return writeIdempotently(
+    db,
+    collection,
+    req,
+    body,
+    (q) => insertRecord(q, collection, record),
+    (created) => ({
+      status: 201,
+      body: JSON.stringify(serialize(created)),
+      location: `/api/${collection}/${created.id}/`,
+      etag: etag(created.version),
+    }),
+  );
+}
+
+/**
+ * Runs `write` (one statement or transaction on the Queryable it is given); with an
+ * Idempotency-Key, at most once per key and body, its response (`stored`) committed with it.
+ * Keys are kept per collection: a single create and a bulk create share them (their bodies differ,
+ * so one key reused across them is a 422).
+ */
+export async function writeIdempotently<T>(
+  db: Db,
+  collection: string,
+  req: Request,
+  body: unknown,
+  write: (q: Queryable) => Promise<T>,
+  stored: (result: T) => StoredResponse,
+): Promise<Outcome<T>> {
   const key = req.get('idempotency-key');
-  if (key === undefined) return { kind: 'created', row: await insertRecord(db, collection, record) };
+  if (key === undefined) return { kind: 'created', row: await write(db) };
 
   const hash = createHash('sha256').update(canonical(body)).digest('hex');
   const claim = await claimKey(db, collection, key, hash);
@@ -59,14 +88,9 @@ export async function createIdempotently(
   }
   try {
     const row = await db.transaction(async (trx) => {
-      const created = await insertRecord(trx, collection, record);
-      await completeKey(trx, collection, key, {
-        status: 201,
-        body: JSON.stringify(serialize(created)),
-        location: `/api/${collection}/${created.id}/`,
-        etag: etag(created.version),
-      });
-      return created;
+      const result = await write(trx);
+      await completeKey(trx, collection, key, stored(result));
+      return result;
     });
     return { kind: 'created', row };
   } catch (err) {

@@ -1,7 +1,8 @@
-import { collectionOf, collections, operationIds, type Verb } from '../collections';
+import { type BulkVerb, bulkOperationIds, collectionOf, collections, operationIds, type Verb } from '../collections';
 import { isRetryable, MAX_TRIES, retryDelay } from '../db/retry';
 import type { FieldError } from '../http/problem';
 import { filters, type ListQuery } from './list-query';
+import { bulkHandlers } from './bulk';
 import { type Handler, type HandlerDeps, recordHandlers } from './records';
 
 /**
@@ -21,6 +22,9 @@ export function operationHandlers(deps: HandlerDeps): Record<string, Handler> {
     const steps = recordHandlers(c, deps);
     const ids = operationIds(c);
     for (const verb of Object.keys(ids) as Verb[]) handlers[ids[verb]] = retrying(steps[verb], verb === 'list' || verb === 'get');
+    const bulk = bulkHandlers(c, deps);
+    const bulkIds = bulkOperationIds(c);
+    for (const verb of Object.keys(bulkIds) as BulkVerb[]) handlers[bulkIds[verb]] = retrying(bulk[verb], false);
   }
   return handlers;
 }

@@ -12,7 +12,6 @@ import {
   type SeekRequest,
   updateRecord,
   type Row,
-  type Values,
   type VersionCondition,
 } from '../db/records';
 import { getSecret } from '../db/secrets';
@@ -24,7 +23,7 @@ import { type LinkOrigin, pageUrl } from '../http/links';
 import { sendJson, stringifier } from '../http/json';
 import { HttpProblem, invalid } from '../http/problem';
 import { createIdempotently } from './idempotency';
-import { mapRows, recordSerializer, writeFields } from './serialize';
+import { mapRows, recordSerializer, writeFields, writeValues } from './serialize';
 import { boundary, decodeCursor, encodeCursor, fingerprint } from './cursor';
 import { filters, type ListQuery, orderKeys, searchTerms, sortInfo } from './list-query';
 
@@ -62,15 +61,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
   const table = { table: c.name, searchFields: c.searchFields };
   const noun = c.resource.toLowerCase();
 
-  /** Client fields of a body; with `defaults`, a field left out takes its default (create, PUT). */
-  function values(body: Record<string, unknown>, defaults: boolean): Values {
-    const out: Values = {};
-    for (const f of fields) {
-      if (body[f.name] !== undefined) out[f.name] = body[f.name];
-      else if (defaults) out[f.name] = f.default ?? null;
-    }
-    return out;
-  }
+  const values = (body: Record<string, unknown>, defaults: boolean) => writeValues(fields, body, defaults);
 
   function sendRecord(ctx: Context, res: Response, status: number, row: Row): void {
     res.setHeader('ETag', etag(row.version));

@@ -1,6 +1,6 @@
 import type { OpenAPIV3 } from 'openapi-types';
 import type { Collection, RecordOf, ResourceName } from '../collections';
-import type { Row } from '../db/records';
+import type { Row, Values } from '../db/records';
 import { apiTimestamp } from '../db/time';
 import { clientProperties } from '../spec';
 
@@ -17,6 +17,16 @@ export function writeFields(spec: OpenAPIV3.Document, resource: ResourceName): F
     default: prop.default as unknown,
     boolean: prop.type === 'boolean',
   }));
+}
+
+/** Client fields of a body; with `defaults`, a field left out takes its default (create, PUT). */
+export function writeValues(fields: readonly Field[], body: Record<string, unknown>, defaults: boolean): Values {
+  const out: Values = {};
+  for (const f of fields) {
+    if (body[f.name] !== undefined) out[f.name] = body[f.name];
+    else if (defaults) out[f.name] = f.default ?? null;
+  }
+  return out;
 }
 
 /** Both databases store a boolean as 0 or 1 (SQLite has no boolean type; MySQL's is TINYINT(1)). */

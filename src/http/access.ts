@@ -1,4 +1,3 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
 import { ClusterMemoryStoreWorker } from '@express-rate-limit/cluster-memory-store';
 import cors from 'cors';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -11,60 +10,59 @@ import { HttpProblem } from './problem';
 
 type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i;
-const digest = (token: string) => createHash('sha256').update(token).digest();
-
-/**
- * Requires a bearer token on every operation whose security names a scheme, and on every /api/
- * path with no operation, so unknown paths cannot be probed. Tokens are compared as SHA-256
- * digests in constant time, all of them, so timing tells nothing about a guess.
- */
-export function bearerAuth(tokens: readonly string[]): Middleware {
-  const known = tokens.map(digest);
-  const valid = (token: string) => {
-    const given = digest(token);
-    let match = false;
-    for (const k of known) match = timingSafeEqual(given, k) || match;
-    return match;
-  };
-  return (req, res, next) => {
-    const operation = res.locals.operation as Operation | undefined;
-    const security = operation?.security ?? [];
-    const required = operation ? security.some((r) => Object.keys(r).length > 0) : req.path.startsWith('/api/');
-    if (!required) return next();
-    const m = BEARER.exec(req.get('authorization') ?? '');
-    if (m && valid(m[1])) {
-      res.locals.authenticated = true;
-      return next();
-    }
-    next(unauthorized(m ? 'The bearer token is not valid' : 'This API requires Authorization: Bearer <token>', Boolean(m)));
-  };
-}
-
-function unauthorized(detail: string, badToken: boolean): HttpProblem {
-  return new HttpProblem(401, detail, undefined, {
-    'WWW-Authenticate': badToken ? 'Bearer realm="records", error="invalid_token"' : 'Bearer realm="records"',
-  });
-}
-
 /**
  * At most `perMinute` /api/ requests a minute per client address (req.ip, which TRUST_PROXY
  * decides), counted in `store` when given (Redis: every host's workers share it), else once
  * across worker processes (by the primary). Answers carry the IETF draft-8 RateLimit headers.
  */
 export function apiRateLimit(perMinute: number, logger: Logger, store?: Store): Middleware {
-  const limiter = rateLimit({
+  const limiter = minuteLimiter({ perMinute, logger, store, identifier: 'per-minute', prefix: 'api' });
+  return (req, res, next) => (req.path.startsWith('/api/') ? limiter(req, res, next) : next());
+}
+
+/**
+ * At most `perMinute` /api/ requests a minute per token, counted by the token's name (set by
+ * src/auth's authenticate) in the same kind of store as the per-address limit, after it: a
+ * request must pass both. Requests without a token are not counted here.
+ */
+export function tokenRateLimit(perMinute: number, logger: Logger, store?: Store): Middleware {
+  const limiter = minuteLimiter({
+    perMinute,
+    logger,
+    store,
+    identifier: 'per-token',
+    prefix: 'token',
+    key: (_req, res) => `token:${(res.locals.principal as { name: string }).name}`,
+  });
+  return (req, res, next) => (req.path.startsWith('/api/') && res.locals.principal ? limiter(req, res, next) : next());
+}
+
+interface LimiterOptions {
+  perMinute: number;
+  logger: Logger;
+  store?: Store;
+  /** The policy's name in the RateLimit headers. */
+  identifier: string;
+  /** Keeps this limiter's counts apart from the others' in the primary's memory. */
+  prefix: string;
+  /** What is counted; default: the client address. */
+  key?: (req: Request, res: Response) => string;
+}
+
+function minuteLimiter({ perMinute, logger, store, identifier, prefix, key }: LimiterOptions): Middleware {
+  return rateLimit({
     windowMs: 60_000,
     limit: perMinute,
     standardHeaders: 'draft-8',
-    identifier: 'per-minute',
+    identifier,
     legacyHeaders: false,
+    ...(key ? { keyGenerator: key } : {}),
     // A store's failures are its Outage's to log, once; express-rate-limit logs every request's.
     logger: {
       warn: (err, message) => logger.warn(err as object, message),
       error: (err, message) => (message?.includes('error from store') ? undefined : logger.error(err as object, message)),
     },
-    ...(store ? { store } : inWorker ? { store: new SharedCounts({ prefix: 'api' }, new Outage(logger, 'the primary process')) } : {}),
+    ...(store ? { store } : inWorker ? { store: new SharedCounts({ prefix }, new Outage(logger, 'the primary process')) } : {}),
     // A count that does not come back lets the request through, uncounted (no RateLimit
     // headers): a missed count is better than failing or holding a request the client was
     // entitled to. Every store answers or fails within seconds.
@@ -78,7 +76,6 @@ export function apiRateLimit(perMinute: number, logger: Logger, store?: Store): 
       next(new HttpProblem(429, `Too many requests; try again in ${res.get('Retry-After')} seconds`));
     },
   });
-  return (req, res, next) => (req.path.startsWith('/api/') ? limiter(req, res, next) : next());
 }
 
 /**

@@ -52,6 +52,8 @@ export function requestContext(routes: RouteTable, logger: Logger, metrics: Metr
         status,
         durationMs: Math.round(seconds * 10000) / 10,
         requestId,
+        // The token's name (never the token), once src/auth has found it.
+        ...(res.locals.principal ? { tokenName: (res.locals.principal as { name: string }).name } : {}),
         ...(res.writableFinished ? {} : { aborted: true }),
       };
       if (status !== undefined && status >= 500 && status !== 503) logger.error(line, 'request');

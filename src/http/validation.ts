@@ -26,6 +26,11 @@ export function onlyPathErrors(errors: readonly ErrorObject[]): boolean {
   return errors.length > 0 && errors.every((e) => e.instancePath.startsWith('/path/'));
 }
 
+/** A body field as clients write it: `title`, `[3].title` in an array body, `ids[2]`. */
+export function fieldPath(segments: readonly string[]): string {
+  return segments.map((s, i) => (/^(0|[1-9][0-9]*)$/.test(s) ? `[${s}]` : i ? `.${s}` : s)).join('');
+}
+
 function fieldError(e: ErrorObject): FieldError {
   const segments = e.instancePath
     .split('/')
@@ -35,10 +40,10 @@ function fieldError(e: ErrorObject): FieldError {
   const params = e.params as Record<string, unknown>;
   if (e.keyword === 'required') {
     if (params.missingProperty === 'requestBody') return { field: 'body', message: 'a JSON request body is required' };
-    return { field: [...rest, String(params.missingProperty)].join('.'), message: 'is required' };
+    return { field: fieldPath([...rest, String(params.missingProperty)]), message: 'is required' };
   }
   if (e.keyword === 'additionalProperties') {
-    return { field: [...rest, String(params.additionalProperty)].join('.'), message: 'is not a field of this resource' };
+    return { field: fieldPath([...rest, String(params.additionalProperty)]), message: 'is not a field of this resource' };
   }
   // A parameter is named as such (`ordering`, not `ordering.0` for its first item); a body field
   // by its path.
@@ -46,7 +51,7 @@ function fieldError(e: ErrorObject): FieldError {
   // openapi-backend lower-cases header names; a client knows them as the spec writes them.
   const param =
     where === 'header' && rest[0] ? rest[0].replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase()) : rest[0];
-  const field = inBody ? rest.join('.') || 'body' : (param ?? where);
+  const field = inBody ? fieldPath(rest) || 'body' : (param ?? where);
   let message = e.message ?? 'is invalid';
   if (e.keyword === 'enum') {
     // ajv's `data` (verbose mode) is the offending value: name it, as a user would look for it.
@@ -72,7 +77,7 @@ export function malformedStrings(body: unknown): FieldError[] {
   while (stack.length) {
     const { value, path } = stack.pop()!;
     if (typeof value === 'string') {
-      const field = path.join('.') || 'body';
+      const field = fieldPath(path) || 'body';
       if (!value.isWellFormed()) errors.push({ field, message: 'must be well-formed Unicode (no lone surrogates)' });
       else if (value.includes('\u0000')) errors.push({ field, message: NUL_MESSAGE });
     } else if (value && typeof value === 'object') {

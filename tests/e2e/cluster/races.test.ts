@@ -106,6 +106,43 @@ describeCluster('on a Galera cluster, writers on every node', () => {
     }
   });
 
+  // Bulk creates through every node, pairs of batches sharing their isbns: each batch is stored
+  // whole or not at all, one of each pair wins, the ids answered are the rows stored (ids step by
+  // the cluster's auto_increment_increment), and the counts stay exact.
+  test('bulk creates racing through every node: all or none, ids as stored, counts exact', async () => {
+    const SIZE = 40;
+    const PAIRS = 3;
+    const batch = (pair: number) => Array.from({ length: SIZE }, (_, i) => books.valid(700_000 + pair * 1000 + i));
+    const [{ before }] = (await nodes[0]('books').count({ before: '*' })) as [{ before: number }];
+    const results = await Promise.all(
+      Array.from({ length: PAIRS * 2 }, (_, k) => through(k).request('POST', '/api/books/bulk/', { body: batch(k % PAIRS) })),
+    );
+    expect(results.every((r) => r.status === 201 || r.status === 409)).toBe(true);
+    for (let pair = 0; pair < PAIRS; pair++) {
+      const won = [results[pair], results[pair + PAIRS]].filter((r) => r.status === 201);
+      expect(won).toHaveLength(1);
+      for (const db of nodes) {
+        const stored = await db('books')
+          .whereIn(
+            'isbn',
+            batch(pair).map((b) => b.isbn as string),
+          )
+          .orderBy('id')
+          .select('id', 'isbn');
+        expect(stored.map((r) => [Number(r.id), r.isbn])).toEqual(
+          won[0].body.results.map((r: { id: number; isbn: string }) => [r.id, r.isbn]),
+        );
+      }
+    }
+    for (const app of apps) {
+      const list = await app.request('GET', '/api/books/?page_size=1');
+      expect(list.body.count).toBe(Number(before) + PAIRS * SIZE);
+    }
+    const ids = results.filter((r) => r.status === 201).flatMap((r) => r.body.results.map((b: { id: number }) => b.id));
+    expect((await through(1).request('POST', '/api/books/bulk-delete/', { body: { ids } })).status).toBe(204);
+    for (const db of nodes) expect(await db('books').whereIn('id', ids)).toEqual([]);
+  });
+
   // What holds off an indexer while a word becomes dense is a lock, which another node's indexer
   // never meets: no word is dense on a cluster, and a term in every record is counted by the scan.
   test('no word is made dense on a cluster; a common term is counted exactly', async () => {

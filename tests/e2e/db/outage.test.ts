@@ -128,4 +128,36 @@ run('database outage', () => {
     },
     60000,
   );
+
+  // A crash while bulk creates are in flight: each batch is in the database whole or not at all,
+  // and every batch answered 201 is there whole (one answered 503 may have committed: see the spec).
+  test('bulk creates cut by a crash (SIGKILL) are all or none', async () => {
+    const request = requester(service.url);
+    const SIZE = 200;
+    const bulk = (n: number): Call => ({
+      method: 'POST',
+      path: '/api/posts/bulk/',
+      body: Array.from({ length: SIZE }, (_, i) => ({ title: `batch ${n} post ${i}`, content: 'c', author: `bulk-${n}` })),
+    });
+    const load = runLoad(service.url, 3, bulk);
+    await sleep(1500);
+    await mariadb.stop('SIGKILL');
+    await sleep(1500);
+    await mariadb.start();
+    const up = Date.now();
+    const deadline = up + 20000;
+    while (!load.outcomes.some((o) => o.started >= up && o.status === 201) && Date.now() < deadline) await sleep(50);
+    await load.stop();
+
+    const outcomes = load.outcomes;
+    expect(outcomes.filter((o) => o.error || o.contract || ![201, 503].includes(o.status!))).toEqual([]);
+    expect(outcomes.filter((o) => o.status === 503).length).toBeGreaterThan(0);
+    expect(outcomes.filter((o) => o.started >= up && o.status === 201).length).toBeGreaterThan(0);
+    for (const o of outcomes) {
+      const author = (o.call.body as { author: string }[])[0].author;
+      const { body } = await request('GET', `/api/posts/?author=${author}&page_size=1`);
+      if (o.status === 201) expect([author, body.count]).toEqual([author, SIZE]);
+      else expect([author, [0, SIZE].includes(body.count)]).toEqual([author, true]);
+    }
+  }, 60000);
 });

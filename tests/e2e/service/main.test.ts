@@ -72,14 +72,19 @@ describe('the start-up log', () => {
       'without API_TOKENS it says that the API is open',
       {
         given: {},
-        want: [{ level: 'warn', msg: 'API_TOKENS is not set: /api/ is open to every client' }],
+        want: [
+          {
+            level: 'warn',
+            msg: 'API_TOKENS, TOKENS_FILE and JWT_PUBLIC_KEY_FILE/JWT_JWKS_FILE are not set: /api/ is open to every client',
+          },
+        ],
       },
     ],
     [
       'with API_TOKENS it says that a token is required, without the token',
       {
         given: { API_TOKENS: 'tok_startup_log_0123456789' },
-        want: [{ level: 'info', msg: '/api/ requires a bearer token (API_TOKENS)' }],
+        want: [{ level: 'info', msg: '/api/ requires a bearer token' }],
       },
     ],
   ])('%s', async (_name, { given, want }) => {

@@ -22,6 +22,8 @@ interface Api<R extends Resource> {
   replace(id: number, body: S[`${R}Write`]): Promise<Answer<S[R]>>;
   update(id: number, body: S[`${R}Patch`]): Promise<Answer<S[R]>>;
   remove(id: number): Promise<Answer<undefined>>;
+  bulkCreate(body: S[`${R}Write`][]): Promise<Answer<{ results: S[R][] }>>;
+  bulkDelete(ids: number[]): Promise<Answer<undefined>>;
 }
 type Answer<T> = { status: number; data?: T; error?: Problem };
 
@@ -64,6 +66,8 @@ const typed = {
       replace: (n, body) => answer(c.PUT('/api/posts/{id}/', { ...id(n), body })),
       update: (n, body) => answer(c.PATCH('/api/posts/{id}/', { ...id(n), body })),
       remove: (n) => answer(c.DELETE('/api/posts/{id}/', id(n))),
+      bulkCreate: (body) => answer(c.POST('/api/posts/bulk/', { body })),
+      bulkDelete: (ids) => answer(c.POST('/api/posts/bulk-delete/', { body: { ids } })),
     }),
     valid: (n, text) => ({ title: `${text} ${n}`, content: 'Typed content', author: `author${n}` }),
     patch: { author: 'patched' },
@@ -77,6 +81,8 @@ const typed = {
       replace: (n, body) => answer(c.PUT('/api/products/{id}/', { ...id(n), body })),
       update: (n, body) => answer(c.PATCH('/api/products/{id}/', { ...id(n), body })),
       remove: (n) => answer(c.DELETE('/api/products/{id}/', id(n))),
+      bulkCreate: (body) => answer(c.POST('/api/products/bulk/', { body })),
+      bulkDelete: (ids) => answer(c.POST('/api/products/bulk-delete/', { body: { ids } })),
     }),
     valid: (n, text) => ({ name: `${text} ${n}`, price: `${n}.50` }),
     patch: { stock: 7, description: 'patched' },
@@ -90,6 +96,8 @@ const typed = {
       replace: (n, body) => answer(c.PUT('/api/books/{id}/', { ...id(n), body })),
       update: (n, body) => answer(c.PATCH('/api/books/{id}/', { ...id(n), body })),
       remove: (n) => answer(c.DELETE('/api/books/{id}/', id(n))),
+      bulkCreate: (body) => answer(c.POST('/api/books/bulk/', { body })),
+      bulkDelete: (ids) => answer(c.POST('/api/books/bulk-delete/', { body: { ids } })),
     }),
     valid: (n, text) => ({ title: `${text} ${n}`, author: 'Typed Author', isbn: isbn(n) }),
     patch: { genre: 'Fantasy', published_date: '1937-09-21' },
@@ -103,6 +111,8 @@ const typed = {
       replace: (n, body) => answer(c.PUT('/api/users/{id}/', { ...id(n), body })),
       update: (n, body) => answer(c.PATCH('/api/users/{id}/', { ...id(n), body })),
       remove: (n) => answer(c.DELETE('/api/users/{id}/', id(n))),
+      bulkCreate: (body) => answer(c.POST('/api/users/bulk/', { body })),
+      bulkDelete: (ids) => answer(c.POST('/api/users/bulk-delete/', { body: { ids } })),
     }),
     valid: (n, text) => ({ username: `${text}.${n}`, email: `u${run}${n}@example.com` }),
     patch: { first_name: 'Ada', last_name: 'Lovelace' },
@@ -116,6 +126,8 @@ const typed = {
       replace: (n, body) => answer(c.PUT('/api/tasks/{id}/', { ...id(n), body })),
       update: (n, body) => answer(c.PATCH('/api/tasks/{id}/', { ...id(n), body })),
       remove: (n) => answer(c.DELETE('/api/tasks/{id}/', id(n))),
+      bulkCreate: (body) => answer(c.POST('/api/tasks/bulk/', { body })),
+      bulkDelete: (ids) => answer(c.POST('/api/tasks/bulk-delete/', { body: { ids } })),
     }),
     valid: (n, text) => ({ title: `${text} ${n}`, description: 'Typed description' }),
     patch: { status: 'done', priority: 'high', due_date: '2026-12-01' },
@@ -138,6 +150,8 @@ function untyped(name: string): AnyCase {
       replace: (n, body) => answer(c.PUT(path(`/api/${name}/{id}/`), { ...id(n), body } as never)),
       update: (n, body) => answer(c.PATCH(path(`/api/${name}/{id}/`), { ...id(n), body } as never)),
       remove: (n) => answer(c.DELETE(path(`/api/${name}/{id}/`), id(n) as never)),
+      bulkCreate: (body) => answer(c.POST(path(`/api/${name}/bulk/`), { body } as never)),
+      bulkDelete: (ids) => answer(c.POST(path(`/api/${name}/bulk-delete/`), { body: { ids } } as never)),
     }),
     valid: (n, text) => ({ ...f.valid(n), [f.searchFields[0]]: text }),
     patch: f.patch,
@@ -250,5 +264,21 @@ describe.each(Object.entries(cases))('%s through the typed client', (_name, c) =
 
     expect(await api.remove(record.id)).toEqual({ status: 204, data: undefined });
     expect(await api.get(record.id)).toEqual(notFound(new RegExp(`${record.id}`)));
+  });
+
+  test('bulk create answers the records in order; bulk delete removes them, all or none', async () => {
+    const bodies = [4, 5].map((n) => c.valid(n, `${marker}bulk`));
+    const made = await api.bulkCreate(bodies);
+    expect(made.status).toBe(201);
+    const ids = made.data!.results.map((r: { id: number }) => r.id);
+    expect(made.data!.results).toEqual(bodies.map((b) => expect.objectContaining(b)));
+    const missing = await api.bulkDelete([...ids, 9007199254740991]);
+    expect(missing).toEqual({
+      status: 404,
+      error: expect.objectContaining({ errors: [{ field: 'ids[2]', message: expect.any(String) }] }),
+    });
+    expect((await api.get(ids[0])).status).toBe(200);
+    expect(await api.bulkDelete(ids)).toEqual({ status: 204, data: undefined });
+    expect((await api.get(ids[1])).status).toBe(404);
   });
 });

@@ -107,7 +107,7 @@ describe('the spec declares it', () => {
 
   // A token is optional in the contract (`{}` beside bearerAuth: a deployment may run open); the
   // first describe shows that a deployment with tokens still requires one on every /api/ request.
-  test('the bearer scheme, optional on every /api/ operation with 401 and 429, and the service operations open', async () => {
+  test('the bearer scheme, optional on every /api/ operation with 401, 403 and 429, and the service operations open', async () => {
     const spec = (await app.request('GET', '/openapi.json')).body;
     expect(spec.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
     const seen: Record<string, unknown>[] = [];
@@ -118,16 +118,16 @@ describe('the spec declares it', () => {
         seen.push({
           operation: `${method} ${path}`,
           security: op.security ?? spec.security,
-          responses: ['401', '429'].filter((code) => code in op.responses),
+          responses: ['401', '403', '429'].filter((code) => code in op.responses),
         });
         expect(seen.at(-1)).toEqual({
           operation: `${method} ${path}`,
           security: api ? [{}, { bearerAuth: [] }] : [],
-          responses: api ? ['401', '429'] : [],
+          responses: api ? ['401', '403', '429'] : [],
         });
       }
     }
-    expect(seen.length).toBe(36);
+    expect(seen.length).toBe(46);
   });
 });
 

@@ -55,7 +55,7 @@ describe('X-Request-Id', () => {
 });
 
 describe('the request log', () => {
-  test('one line per request, with time, method, path, operationId, status, duration and request id', async () => {
+  test('one line per request, with time, method, path, operationId, status, duration, request id and token name', async () => {
     const created = await app.request('POST', '/api/posts/?page=1', {
       body: { title: 't', content: 'c', author: 'a' },
       headers: { ...auth, 'x-request-id': 'log-line-1' },
@@ -73,6 +73,7 @@ describe('the request log', () => {
         status: 201,
         durationMs: expect.any(Number),
         requestId: 'log-line-1',
+        tokenName: 'api-token-1',
         msg: 'request',
       },
     ]);

@@ -23,7 +23,7 @@ import { type Answer, type Collection, main, pad } from './drive';
 
 // orval answers `{ data, status, headers }` typed per status. This only compiles while every
 // error status that orval types carries the spec's Problem as its body.
-type Failure = 400 | 401 | 404 | 405 | 409 | 412 | 413 | 415 | 422 | 429 | 500 | 503;
+type Failure = 400 | 401 | 403 | 404 | 405 | 409 | 412 | 413 | 415 | 422 | 429 | 500 | 503;
 type Reply = ({ status: Failure; data: Problem } | { status: 200 | 201 | 204 | 304; data: unknown }) & { headers: Headers };
 type Success<R> = R extends { status: 200 | 201; data: infer D } ? D : never;
 
