@@ -13,7 +13,9 @@ type FieldOf<R extends ResourceName> = R extends ResourceName ? keyof RecordOf<R
 /** The plurals of the spec's list operations (`listPosts`: `Posts`). */
 type Plural = keyof operations extends infer K ? (K extends `list${infer P}` ? P : never) : never;
 export type Verb = 'list' | 'create' | 'get' | 'replace' | 'update' | 'delete';
-type RecordOperationId = `list${Plural}` | `${Exclude<Verb, 'list'>}${ResourceName}`;
+type RecordOperationId = `list${Plural}` | `${Exclude<Verb, 'list'>}${ResourceName}` | HeadOperationId;
+/** HEAD is declared beside every GET, and answered by the GET's handler. */
+type HeadOperationId = `head${Plural}` | `head${ResourceName}`;
 
 // Compile-time check both ways: every operationId built below is in the spec, and every
 // operation in the spec is one of them.
@@ -21,7 +23,8 @@ type Assert<T extends true> = T;
 export type SpecHasOurs = Assert<RecordOperationId extends OperationId ? true : false>;
 export type OursCoverSpec = Assert<Exclude<OperationId, ServiceOperationId> extends RecordOperationId ? true : false>;
 /** Operations around the records (src/handlers/service.ts). */
-export type ServiceOperationId = 'getOpenApiJson' | 'getOpenApiYaml' | 'getDocs' | 'getHealth' | 'getReadiness' | 'getMetrics';
+type ServiceGetId = 'getOpenApiJson' | 'getOpenApiYaml' | 'getDocs' | 'getHealth' | 'getReadiness' | 'getMetrics';
+export type ServiceOperationId = ServiceGetId | (ServiceGetId extends `get${infer N}` ? `head${N}` : never);
 
 /**
  * A collection, declared. Fields, their rules and defaults, and page limits come from the
@@ -142,7 +145,14 @@ export function operationIds(c: Collection): Record<Verb, RecordOperationId> {
   };
 }
 
-const byOperationId = new Map<string, Collection>(collections.flatMap((c) => Object.values(operationIds(c)).map((id) => [id, c] as const)));
+/** The HEAD operations of a collection, each with the verb whose GET answers it. */
+export function headOperationIds(c: Collection): Record<HeadOperationId, 'list' | 'get'> {
+  return { [`head${c.plural}`]: 'list', [`head${c.resource}`]: 'get' } as Record<HeadOperationId, 'list' | 'get'>;
+}
+
+const byOperationId = new Map<string, Collection>(
+  collections.flatMap((c) => [...Object.values(operationIds(c)), ...Object.keys(headOperationIds(c))].map((id) => [id, c] as const)),
+);
 
 /** The collection an operation belongs to (none for the service's own operations). */
 export function collectionOf(operationId: string | undefined): Collection | undefined {

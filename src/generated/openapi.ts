@@ -21,7 +21,11 @@ export interface paths {
         post: operations["createPost"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List posts (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headPosts"];
         patch?: never;
         trace?: never;
     };
@@ -52,7 +56,11 @@ export interface paths {
          */
         delete: operations["deletePost"];
         options?: never;
-        head?: never;
+        /**
+         * Get a post (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headPost"];
         /**
          * Update part of a post
          * @description Changes the fields given in the body and leaves the others as they are.
@@ -80,7 +88,11 @@ export interface paths {
         post: operations["createProduct"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List products (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headProducts"];
         patch?: never;
         trace?: never;
     };
@@ -111,7 +123,11 @@ export interface paths {
          */
         delete: operations["deleteProduct"];
         options?: never;
-        head?: never;
+        /**
+         * Get a product (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headProduct"];
         /**
          * Update part of a product
          * @description Changes the fields given in the body and leaves the others as they are.
@@ -139,7 +155,11 @@ export interface paths {
         post: operations["createBook"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List books (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headBooks"];
         patch?: never;
         trace?: never;
     };
@@ -170,7 +190,11 @@ export interface paths {
          */
         delete: operations["deleteBook"];
         options?: never;
-        head?: never;
+        /**
+         * Get a book (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headBook"];
         /**
          * Update part of a book
          * @description Changes the fields given in the body and leaves the others as they are.
@@ -198,7 +222,11 @@ export interface paths {
         post: operations["createUser"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List users (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headUsers"];
         patch?: never;
         trace?: never;
     };
@@ -229,7 +257,11 @@ export interface paths {
          */
         delete: operations["deleteUser"];
         options?: never;
-        head?: never;
+        /**
+         * Get a user (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headUser"];
         /**
          * Update part of a user
          * @description Changes the fields given in the body and leaves the others as they are.
@@ -257,7 +289,11 @@ export interface paths {
         post: operations["createTask"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List tasks (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headTasks"];
         patch?: never;
         trace?: never;
     };
@@ -288,7 +324,11 @@ export interface paths {
          */
         delete: operations["deleteTask"];
         options?: never;
-        head?: never;
+        /**
+         * Get a task (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headTask"];
         /**
          * Update part of a task
          * @description Changes the fields given in the body and leaves the others as they are.
@@ -312,7 +352,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * This contract, as JSON (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headOpenApiJson"];
         patch?: never;
         trace?: never;
     };
@@ -332,7 +376,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * This contract, as YAML (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headOpenApiYaml"];
         patch?: never;
         trace?: never;
     };
@@ -352,7 +400,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * The API reference (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headDocs"];
         patch?: never;
         trace?: never;
     };
@@ -372,7 +424,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Liveness (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headHealth"];
         patch?: never;
         trace?: never;
     };
@@ -392,7 +448,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Readiness (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headReadiness"];
         patch?: never;
         trace?: never;
     };
@@ -412,7 +472,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Metrics (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headMetrics"];
         patch?: never;
         trace?: never;
     };
@@ -1080,6 +1144,37 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description The status that `GET` would answer with its problem, and its headers, without the body
+         *     (`HEAD` never has one): `Allow` on a 405, `WWW-Authenticate` on a 401, `Retry-After` on a
+         *     429 or a 503, as on `GET`.
+         */
+        HeadFailure: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                /** @description On a 405 only: the methods that this path has. */
+                Allow?: string;
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                /** @description On a 429 or a 503 only, seconds to wait before trying again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The status that `GET` would answer with its problem, and its headers, without the body (`HEAD` never has one); outside `/api/`, so never rate limited. */
+        HeadServiceFailure: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description On a 405 only: the methods that this path has. */
+                Allow?: string;
+                /** @description On a 429 or a 503 only, seconds to wait before trying again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description The record's `ETag` matches `If-None-Match`; no body. */
         NotModified: {
             headers: {
@@ -1700,6 +1795,72 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    headPosts: {
+        parameters: {
+            query?: {
+                /** @description The page to return, 1-based. A page past the last one is 404. */
+                page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
+                 */
+                cursor?: components["parameters"]["cursor"];
+                /** @description Records per page, at most 10 (posts are served 10 a page unless asked for fewer). */
+                page_size?: components["parameters"]["page_size_10"];
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "-created_at",
+                 *       "title"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["posts_ordering"];
+                /** @description Only posts by exactly this author. */
+                author?: components["parameters"]["posts_author"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
     getPost: {
         parameters: {
             query?: never;
@@ -1836,6 +1997,44 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headPost: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
         };
     };
     updatePost: {
@@ -2020,6 +2219,76 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    headProducts: {
+        parameters: {
+            query?: {
+                /** @description The page to return, 1-based. A page past the last one is 404. */
+                page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
+                 */
+                cursor?: components["parameters"]["cursor"];
+                /** @description Records per page, at most 100. */
+                page_size?: components["parameters"]["page_size_100"];
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "-price",
+                 *       "name"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["products_ordering"];
+                /** @description Only products that cost at least this much (inclusive). */
+                min_price?: components["parameters"]["products_min_price"];
+                /** @description Only products that cost at most this much (inclusive). Below `min_price` is a 400. */
+                max_price?: components["parameters"]["products_max_price"];
+                /** @description `true`: only products with stock above 0; `false`: only those with none. */
+                in_stock?: components["parameters"]["products_in_stock"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
     getProduct: {
         parameters: {
             query?: never;
@@ -2156,6 +2425,44 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headProduct: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
         };
     };
     updateProduct: {
@@ -2342,6 +2649,78 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    headBooks: {
+        parameters: {
+            query?: {
+                /** @description The page to return, 1-based. A page past the last one is 404. */
+                page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
+                 */
+                cursor?: components["parameters"]["cursor"];
+                /** @description Records per page, at most 100. */
+                page_size?: components["parameters"]["page_size_100"];
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "author",
+                 *       "-published_date"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["books_ordering"];
+                /** @description Only books of exactly this genre. */
+                genre?: components["parameters"]["books_genre"];
+                /** @description Only books by exactly this author. */
+                author?: components["parameters"]["books_author"];
+                /** @description Only books published on or after this date (books without a date are left out). */
+                published_after?: components["parameters"]["books_published_after"];
+                /** @description Only books published on or before this date. Before `published_after` is a 400. */
+                published_before?: components["parameters"]["books_published_before"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
     getBook: {
         parameters: {
             query?: never;
@@ -2479,6 +2858,44 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headBook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
         };
     };
     updateBook: {
@@ -2658,6 +3075,70 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    headUsers: {
+        parameters: {
+            query?: {
+                /** @description The page to return, 1-based. A page past the last one is 404. */
+                page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
+                 */
+                cursor?: components["parameters"]["cursor"];
+                /** @description Records per page, at most 100. */
+                page_size?: components["parameters"]["page_size_100"];
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "last_name",
+                 *       "username"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["users_ordering"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
     getUser: {
         parameters: {
             query?: never;
@@ -2795,6 +3276,44 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
         };
     };
     updateUser: {
@@ -2994,6 +3513,90 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    headTasks: {
+        parameters: {
+            query?: {
+                /** @description The page to return, 1-based. A page past the last one is 404. */
+                page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
+                 */
+                cursor?: components["parameters"]["cursor"];
+                /** @description Records per page, at most 100. */
+                page_size?: components["parameters"]["page_size_100"];
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 *     `priority` sorts by rank: `low` < `medium` < `high`.
+                 * @example [
+                 *       "-priority",
+                 *       "due_date"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["tasks_ordering"];
+                /**
+                 * @description Only tasks in one of these states (comma-separated).
+                 * @example [
+                 *       "todo",
+                 *       "in_progress"
+                 *     ]
+                 */
+                status?: components["parameters"]["tasks_status"];
+                /**
+                 * @description Only tasks of one of these priorities (comma-separated).
+                 * @example [
+                 *       "high"
+                 *     ]
+                 */
+                priority?: components["parameters"]["tasks_priority"];
+                /** @description Only tasks due on or after this date (tasks without a due date are left out). */
+                due_after?: components["parameters"]["tasks_due_after"];
+                /** @description Only tasks due on or before this date. Before `due_after` is a 400. */
+                due_before?: components["parameters"]["tasks_due_before"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
     getTask: {
         parameters: {
             query?: never;
@@ -3132,6 +3735,44 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    headTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
     updateTask: {
         parameters: {
             query?: never;
@@ -3217,6 +3858,29 @@ export interface operations {
             405: components["responses"]["ServiceMethodNotAllowed"];
         };
     };
+    headOpenApiJson: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            405: components["responses"]["HeadServiceFailure"];
+        };
+    };
     getOpenApiYaml: {
         parameters: {
             query?: never;
@@ -3240,6 +3904,29 @@ export interface operations {
                 };
             };
             405: components["responses"]["ServiceMethodNotAllowed"];
+        };
+    };
+    headOpenApiYaml: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            405: components["responses"]["HeadServiceFailure"];
         };
     };
     getDocs: {
@@ -3277,6 +3964,30 @@ export interface operations {
             405: components["responses"]["ServiceMethodNotAllowed"];
         };
     };
+    headDocs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["HeadServiceFailure"];
+            405: components["responses"]["HeadServiceFailure"];
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
@@ -3305,6 +4016,29 @@ export interface operations {
                 };
             };
             405: components["responses"]["ServiceMethodNotAllowed"];
+        };
+    };
+    headHealth: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            405: components["responses"]["HeadServiceFailure"];
         };
     };
     getReadiness: {
@@ -3338,6 +4072,30 @@ export interface operations {
             503: components["responses"]["NotReady"];
         };
     };
+    headReadiness: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            405: components["responses"]["HeadServiceFailure"];
+            503: components["responses"]["HeadServiceFailure"];
+        };
+    };
     getMetrics: {
         parameters: {
             query?: never;
@@ -3362,6 +4120,29 @@ export interface operations {
                 };
             };
             405: components["responses"]["ServiceMethodNotAllowed"];
+        };
+    };
+    headMetrics: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            405: components["responses"]["HeadServiceFailure"];
         };
     };
 }

@@ -1,4 +1,4 @@
-import { collectionOf, collections, operationIds, type Verb } from '../collections';
+import { collectionOf, collections, headOperationIds, operationIds, type Verb } from '../collections';
 import { isRetryable, MAX_TRIES, retryDelay } from '../db/retry';
 import type { FieldError } from '../http/problem';
 import { filters, type ListQuery } from './list-query';
@@ -21,6 +21,7 @@ export function operationHandlers(deps: HandlerDeps): Record<string, Handler> {
     const steps = recordHandlers(c, deps);
     const ids = operationIds(c);
     for (const verb of Object.keys(ids) as Verb[]) handlers[ids[verb]] = retrying(steps[verb], verb === 'list' || verb === 'get');
+    for (const [head, verb] of Object.entries(headOperationIds(c))) handlers[head] = handlers[ids[verb]];
   }
   return handlers;
 }

@@ -6,11 +6,12 @@ import { deref } from '../helpers/fuzz/spec';
 // Rules the hand-written contract keeps for every operation, so that an operation added or edited
 // by hand cannot silently lack what its neighbours document.
 const spec = loadSpec();
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+const METHODS = ['get', 'head', 'put', 'post', 'delete', 'patch'] as const;
 const API_ERRORS = ['400', '401', '405', '429', '500', '503'];
 
 interface Op {
   id: string;
+  method: (typeof METHODS)[number];
   path: string;
   raw: OpenAPIV3.OperationObject;
   responses: Record<string, OpenAPIV3.ResponseObject>;
@@ -22,6 +23,7 @@ const ops: Op[] = Object.entries(spec.paths).flatMap(([path, item]) =>
     const raw = item![m]!;
     return {
       id: raw.operationId!,
+      method: m,
       path,
       raw,
       responses: deref(raw.responses, spec) as Record<string, OpenAPIV3.ResponseObject>,
@@ -55,7 +57,8 @@ test.each(ops.map((o) => [o.id, o] as const))('%s declares the rate limit header
 test.each(ops.map((o) => [o.id, o] as const))('%s answers every error as problem+json, each status in the error table', (_id, op) => {
   for (const [status, response] of Object.entries(op.responses)) {
     if (Number(status) < 400) continue;
-    expect([status, Object.keys(response.content ?? {})]).toEqual([status, ['application/problem+json']]);
+    // HEAD has no body, its problem included (checked below).
+    if (op.method !== 'head') expect([status, Object.keys(response.content ?? {})]).toEqual([status, ['application/problem+json']]);
     expect([status, table.includes(`| ${status} |`)]).toEqual([status, true]);
   }
 });
@@ -64,6 +67,24 @@ test.each(api.map((o) => [o.id, o] as const))('%s documents 400, 401, 405, 429, 
   expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(API_ERRORS));
   // The top-level requirement (the bearer token) applies: an /api/ operation does not override it.
   expect(op.raw.security).toBeUndefined();
+});
+
+// HEAD is answered wherever GET is, so it is declared beside every GET: generators and Prism then
+// know it, and its answers carry GET's headers without a body.
+const gets = ops.filter((o) => o.method === 'get');
+test.each(gets.map((o) => [o.path, o] as const))('%s declares HEAD as its GET: parameters, statuses, headers, no body', (_path, get) => {
+  const head = ops.find((o) => o.path === get.path && o.method === 'head');
+  expect(head?.id).toBe(get.id.replace(/^(list|get)/, 'head'));
+  expect(head!.raw.parameters).toEqual(get.raw.parameters);
+  expect(head!.raw.security).toEqual(get.raw.security);
+  expect(Object.keys(head!.responses)).toEqual(Object.keys(get.responses));
+  for (const [status, response] of Object.entries(head!.responses)) {
+    expect([status, response.content]).toEqual([status, undefined]);
+    expect([status, Object.keys(response.headers ?? {})]).toEqual([
+      status,
+      expect.arrayContaining(Object.keys(get.responses[status].headers ?? {})),
+    ]);
+  }
 });
 
 test('the top-level security requirement names the bearer scheme', () => {
