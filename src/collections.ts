@@ -12,10 +12,10 @@ export type OperationId = keyof operations;
 type FieldOf<R extends ResourceName> = R extends ResourceName ? keyof RecordOf<R> & string : never;
 /** The plurals of the spec's list operations (`listPosts`: `Posts`). */
 type Plural = keyof operations extends infer K ? (K extends `list${infer P}` ? P : never) : never;
-export type Verb = 'list' | 'create' | 'get' | 'replace' | 'update' | 'delete';
-type RecordOperationId = `list${Plural}` | `${Exclude<Verb, 'list'>}${ResourceName}` | HeadOperationId;
+export type Verb = 'list' | 'create' | 'get' | 'replace' | 'update' | 'delete' | 'export';
+type RecordOperationId = `${'list' | 'export'}${Plural}` | `${Exclude<Verb, 'list' | 'export'>}${ResourceName}` | HeadOperationId;
 /** HEAD is declared beside every GET, and answered by the GET's handler. */
-type HeadOperationId = `head${Plural}` | `head${ResourceName}`;
+type HeadOperationId = `head${Plural}` | `head${ResourceName}` | `headExport${Plural}`;
 
 // Compile-time check both ways: every operationId built below is in the spec, and every
 // operation in the spec is one of them.
@@ -133,7 +133,7 @@ export function collectionNamed(name: string, fail: (message: string) => Error):
   return c;
 }
 
-/** The operationIds of a collection's six operations. */
+/** The operationIds of a collection's operations (HEAD's aside). */
 export function operationIds(c: Collection): Record<Verb, RecordOperationId> {
   return {
     list: `list${c.plural}`,
@@ -142,12 +142,16 @@ export function operationIds(c: Collection): Record<Verb, RecordOperationId> {
     replace: `replace${c.resource}`,
     update: `update${c.resource}`,
     delete: `delete${c.resource}`,
+    export: `export${c.plural}`,
   };
 }
 
 /** The HEAD operations of a collection, each with the verb whose GET answers it. */
-export function headOperationIds(c: Collection): Record<HeadOperationId, 'list' | 'get'> {
-  return { [`head${c.plural}`]: 'list', [`head${c.resource}`]: 'get' } as Record<HeadOperationId, 'list' | 'get'>;
+export function headOperationIds(c: Collection): Record<HeadOperationId, 'list' | 'get' | 'export'> {
+  return { [`head${c.plural}`]: 'list', [`head${c.resource}`]: 'get', [`headExport${c.plural}`]: 'export' } as Record<
+    HeadOperationId,
+    'list' | 'get' | 'export'
+  >;
 }
 
 const byOperationId = new Map<string, Collection>(

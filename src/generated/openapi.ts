@@ -29,6 +29,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/posts/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export posts
+         * @description Every post that matches `search` and the filters, in the order of `ordering` (newest first by default), with no pages: NDJSON (`Accept: application/x-ndjson`, also for `*\/*` or no `Accept`) or CSV (`Accept: text/csv`); see Exports. Takes the list's `search`, `ordering` and filters, with the same rules.
+         */
+        get: operations["exportPosts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Export posts (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headExportPosts"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/posts/{id}/": {
         parameters: {
             query?: never;
@@ -93,6 +117,30 @@ export interface paths {
          * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
          */
         head: operations["headProducts"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/products/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export products
+         * @description Every product that matches `search` and the filters, in the order of `ordering` (newest first by default), with no pages: NDJSON (`Accept: application/x-ndjson`, also for `*\/*` or no `Accept`) or CSV (`Accept: text/csv`); see Exports. Takes the list's `search`, `ordering` and filters, with the same rules.
+         */
+        get: operations["exportProducts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Export products (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headExportProducts"];
         patch?: never;
         trace?: never;
     };
@@ -163,6 +211,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/books/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export books
+         * @description Every book that matches `search` and the filters, in the order of `ordering` (newest first by default), with no pages: NDJSON (`Accept: application/x-ndjson`, also for `*\/*` or no `Accept`) or CSV (`Accept: text/csv`); see Exports. Takes the list's `search`, `ordering` and filters, with the same rules.
+         */
+        get: operations["exportBooks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Export books (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headExportBooks"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/books/{id}/": {
         parameters: {
             query?: never;
@@ -230,6 +302,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/users/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export users
+         * @description Every user that matches `search` and the filters, in the order of `ordering` (newest first by default), with no pages: NDJSON (`Accept: application/x-ndjson`, also for `*\/*` or no `Accept`) or CSV (`Accept: text/csv`); see Exports. Takes the list's `search`, `ordering` and filters, with the same rules.
+         */
+        get: operations["exportUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Export users (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headExportUsers"];
+        patch?: never;
+        trace?: never;
+    };
     "/api/users/{id}/": {
         parameters: {
             query?: never;
@@ -294,6 +390,30 @@ export interface paths {
          * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
          */
         head: operations["headTasks"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tasks/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export tasks
+         * @description Every task that matches `search` and the filters, in the order of `ordering` (newest first by default), with no pages: NDJSON (`Accept: application/x-ndjson`, also for `*\/*` or no `Accept`) or CSV (`Accept: text/csv`); see Exports. Takes the list's `search`, `ordering` and filters, with the same rules.
+         */
+        get: operations["exportTasks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Export tasks (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headExportTasks"];
         patch?: never;
         trace?: never;
     };
@@ -1175,6 +1295,26 @@ export interface components {
             };
             content?: never;
         };
+        /** @description `Accept` names neither `application/x-ndjson` nor `text/csv` (nor `*\/*`): an export has no other form. */
+        NotAcceptable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Not Acceptable",
+                 *       "status": 406,
+                 *       "detail": "An export is application/x-ndjson or text/csv"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The record's `ETag` matches `If-None-Match`; no body. */
         NotModified: {
             headers: {
@@ -1662,7 +1802,7 @@ export interface components {
         "Idempotent-Replayed": "true";
         /** @description The request's id: the client's `X-Request-Id` when it is sane, else one the service made. The log line of the request carries it; error bodies repeat it as `request_id`. */
         "X-Request-Id": string;
-        /** @description On an export only (`application/x-ndjson` or `text/csv`): `attachment` with a file name, the collection's, so that a browser saves it. */
+        /** @description `attachment` with a file name, the collection's (`posts.ndjson`, `posts.csv`), so that a browser saves it. */
         "Content-Disposition": string;
         /** @description The scheme to authenticate with (RFC 6750). */
         "WWW-Authenticate": string;
@@ -1721,19 +1861,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of posts; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching post as an export (see Exports). */
+            /** @description A page of posts. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PostPage"];
-                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
-                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -1847,7 +1984,6 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -1856,6 +1992,115 @@ export interface operations {
             401: components["responses"]["HeadFailure"];
             404: components["responses"]["HeadFailure"];
             405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
+    exportPosts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "-created_at",
+                 *       "title"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["posts_ordering"];
+                /** @description Only posts by exactly this author. */
+                author?: components["parameters"]["posts_author"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every matching post, one per NDJSON line or CSV row, in the order asked. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headExportPosts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "-created_at",
+                 *       "title"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["posts_ordering"];
+                /** @description Only posts by exactly this author. */
+                author?: components["parameters"]["posts_author"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            406: components["responses"]["HeadFailure"];
             429: components["responses"]["HeadFailure"];
             500: components["responses"]["HeadFailure"];
             503: components["responses"]["HeadFailure"];
@@ -2145,19 +2390,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of products; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching product as an export (see Exports). */
+            /** @description A page of products. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProductPage"];
-                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
-                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2275,7 +2517,6 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2284,6 +2525,123 @@ export interface operations {
             401: components["responses"]["HeadFailure"];
             404: components["responses"]["HeadFailure"];
             405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
+    exportProducts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "-price",
+                 *       "name"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["products_ordering"];
+                /** @description Only products that cost at least this much (inclusive). */
+                min_price?: components["parameters"]["products_min_price"];
+                /** @description Only products that cost at most this much (inclusive). Below `min_price` is a 400. */
+                max_price?: components["parameters"]["products_max_price"];
+                /** @description `true`: only products with stock above 0; `false`: only those with none. */
+                in_stock?: components["parameters"]["products_in_stock"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every matching product, one per NDJSON line or CSV row, in the order asked. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headExportProducts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "-price",
+                 *       "name"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["products_ordering"];
+                /** @description Only products that cost at least this much (inclusive). */
+                min_price?: components["parameters"]["products_min_price"];
+                /** @description Only products that cost at most this much (inclusive). Below `min_price` is a 400. */
+                max_price?: components["parameters"]["products_max_price"];
+                /** @description `true`: only products with stock above 0; `false`: only those with none. */
+                in_stock?: components["parameters"]["products_in_stock"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            406: components["responses"]["HeadFailure"];
             429: components["responses"]["HeadFailure"];
             500: components["responses"]["HeadFailure"];
             503: components["responses"]["HeadFailure"];
@@ -2575,19 +2933,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of books; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching book as an export (see Exports). */
+            /** @description A page of books. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["BookPage"];
-                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
-                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2707,7 +3062,6 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2716,6 +3070,127 @@ export interface operations {
             401: components["responses"]["HeadFailure"];
             404: components["responses"]["HeadFailure"];
             405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
+    exportBooks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "author",
+                 *       "-published_date"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["books_ordering"];
+                /** @description Only books of exactly this genre. */
+                genre?: components["parameters"]["books_genre"];
+                /** @description Only books by exactly this author. */
+                author?: components["parameters"]["books_author"];
+                /** @description Only books published on or after this date (books without a date are left out). */
+                published_after?: components["parameters"]["books_published_after"];
+                /** @description Only books published on or before this date. Before `published_after` is a 400. */
+                published_before?: components["parameters"]["books_published_before"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every matching book, one per NDJSON line or CSV row, in the order asked. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headExportBooks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "author",
+                 *       "-published_date"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["books_ordering"];
+                /** @description Only books of exactly this genre. */
+                genre?: components["parameters"]["books_genre"];
+                /** @description Only books by exactly this author. */
+                author?: components["parameters"]["books_author"];
+                /** @description Only books published on or after this date (books without a date are left out). */
+                published_after?: components["parameters"]["books_published_after"];
+                /** @description Only books published on or before this date. Before `published_after` is a 400. */
+                published_before?: components["parameters"]["books_published_before"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            406: components["responses"]["HeadFailure"];
             429: components["responses"]["HeadFailure"];
             500: components["responses"]["HeadFailure"];
             503: components["responses"]["HeadFailure"];
@@ -3001,19 +3476,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of users; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching user as an export (see Exports). */
+            /** @description A page of users. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["UserPage"];
-                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
-                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3125,7 +3597,6 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3134,6 +3605,111 @@ export interface operations {
             401: components["responses"]["HeadFailure"];
             404: components["responses"]["HeadFailure"];
             405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
+    exportUsers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "last_name",
+                 *       "username"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["users_ordering"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every matching user, one per NDJSON line or CSV row, in the order asked. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headExportUsers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "last_name",
+                 *       "username"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["users_ordering"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            406: components["responses"]["HeadFailure"];
             429: components["responses"]["HeadFailure"];
             500: components["responses"]["HeadFailure"];
             503: components["responses"]["HeadFailure"];
@@ -3439,19 +4015,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of tasks; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching task as an export (see Exports). */
+            /** @description A page of tasks. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TaskPage"];
-                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
-                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3583,7 +4156,6 @@ export interface operations {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3592,6 +4164,151 @@ export interface operations {
             401: components["responses"]["HeadFailure"];
             404: components["responses"]["HeadFailure"];
             405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
+    exportTasks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 *     `priority` sorts by rank: `low` < `medium` < `high`.
+                 * @example [
+                 *       "-priority",
+                 *       "due_date"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["tasks_ordering"];
+                /**
+                 * @description Only tasks in one of these states (comma-separated).
+                 * @example [
+                 *       "todo",
+                 *       "in_progress"
+                 *     ]
+                 */
+                status?: components["parameters"]["tasks_status"];
+                /**
+                 * @description Only tasks of one of these priorities (comma-separated).
+                 * @example [
+                 *       "high"
+                 *     ]
+                 */
+                priority?: components["parameters"]["tasks_priority"];
+                /** @description Only tasks due on or after this date (tasks without a due date are left out). */
+                due_after?: components["parameters"]["tasks_due_after"];
+                /** @description Only tasks due on or before this date. Before `due_after` is a 400. */
+                due_before?: components["parameters"]["tasks_due_before"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every matching task, one per NDJSON line or CSV row, in the order asked. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headExportTasks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 *     `priority` sorts by rank: `low` < `medium` < `high`.
+                 * @example [
+                 *       "-priority",
+                 *       "due_date"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["tasks_ordering"];
+                /**
+                 * @description Only tasks in one of these states (comma-separated).
+                 * @example [
+                 *       "todo",
+                 *       "in_progress"
+                 *     ]
+                 */
+                status?: components["parameters"]["tasks_status"];
+                /**
+                 * @description Only tasks of one of these priorities (comma-separated).
+                 * @example [
+                 *       "high"
+                 *     ]
+                 */
+                priority?: components["parameters"]["tasks_priority"];
+                /** @description Only tasks due on or after this date (tasks without a due date are left out). */
+                due_after?: components["parameters"]["tasks_due_after"];
+                /** @description Only tasks due on or before this date. Before `due_after` is a 400. */
+                due_before?: components["parameters"]["tasks_due_before"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            406: components["responses"]["HeadFailure"];
             429: components["responses"]["HeadFailure"];
             500: components["responses"]["HeadFailure"];
             503: components["responses"]["HeadFailure"];

@@ -10,7 +10,7 @@ import { type Handler, type HandlerDeps, recordHandlers } from './records';
  */
 export function listQueryErrors(operationId: string, query: ListQuery): FieldError[] {
   const c = collectionOf(operationId);
-  if (!c || operationIds(c).list !== operationId) return [];
+  if (!c || (operationIds(c).list !== operationId && operationIds(c).export !== operationId)) return [];
   return filters(c, query).errors;
 }
 
@@ -20,7 +20,8 @@ export function operationHandlers(deps: HandlerDeps): Record<string, Handler> {
   for (const c of collections) {
     const steps = recordHandlers(c, deps);
     const ids = operationIds(c);
-    for (const verb of Object.keys(ids) as Verb[]) handlers[ids[verb]] = retrying(steps[verb], verb === 'list' || verb === 'get');
+    for (const verb of Object.keys(ids) as Verb[])
+      handlers[ids[verb]] = retrying(steps[verb], verb === 'list' || verb === 'get' || verb === 'export');
     for (const [head, verb] of Object.entries(headOperationIds(c))) handlers[head] = handlers[ids[verb]];
   }
   return handlers;

@@ -74,7 +74,10 @@ test.each(api.map((o) => [o.id, o] as const))('%s documents 400, 401, 405, 429, 
 const gets = ops.filter((o) => o.method === 'get');
 test.each(gets.map((o) => [o.path, o] as const))('%s declares HEAD as its GET: parameters, statuses, headers, no body', (_path, get) => {
   const head = ops.find((o) => o.path === get.path && o.method === 'head');
-  expect(head?.id).toBe(get.id.replace(/^(list|get)/, 'head'));
+  // listPosts: headPosts, getPost: headPost, exportPosts: headExportPosts.
+  expect(head?.id).toBe(
+    /^(list|get)[A-Z]/.test(get.id) ? get.id.replace(/^(list|get)/, 'head') : `head${get.id[0].toUpperCase()}${get.id.slice(1)}`,
+  );
   expect(head!.raw.parameters).toEqual(get.raw.parameters);
   expect(head!.raw.security).toEqual(get.raw.security);
   expect(Object.keys(head!.responses)).toEqual(Object.keys(get.responses));
@@ -109,7 +112,17 @@ describe.each(collections.map((c) => [c.name, c] as const))('the %s operations',
       `/api/${c.name}/{id}/`,
       `/api/${c.name}/{id}/`,
       `/api/${c.name}/{id}/`,
+      `/api/${c.name}/export/`,
     ]);
+  });
+
+  // Exports are operations of their own, so that a list has one media type for generators to type.
+  test('export takes the list parameters but the paging ones, and answers NDJSON or CSV; the list JSON only', () => {
+    const exporting = byId.get(ids.export)!;
+    expect(paramNames(exporting)).toEqual(paramNames(list).filter((p) => !['page', 'cursor', 'page_size'].includes(p)));
+    expect(Object.keys(exporting.responses['200'].content ?? {})).toEqual(['application/x-ndjson', 'text/csv']);
+    expect(Object.keys(exporting.responses)).toContain('406');
+    expect(Object.keys(list.responses['200'].content ?? {})).toEqual(['application/json']);
   });
 
   test('list takes pages, cursors, search, ordering and every declared filter', () => {

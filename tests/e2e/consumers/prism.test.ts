@@ -104,8 +104,10 @@ test.each(fixtures.map((f) => [f.name, f] as const))(
       expect((await send('GET', `/api/${name}/${query}`)).status).toBe(200);
     }
     for (const accept of ['application/x-ndjson', 'text/csv']) {
-      expect((await send('GET', `/api/${name}/`, { headers: { accept } })).status).toBe(200);
+      expect((await send('GET', `/api/${name}/export/?ordering=-id`, { headers: { accept } })).status).toBe(200);
+      expect((await send('HEAD', `/api/${name}/export/`, { headers: { accept } })).status).toBe(200);
     }
+    expect((await send('GET', `/api/${name}/export/`, { headers: { accept: 'application/json' } })).status).toBe(406);
     const got = await send('GET', `/api/${name}/${id}/`);
     expect(got.status).toBe(200);
     const tag = got.headers.get('etag')!;
