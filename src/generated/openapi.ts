@@ -701,15 +701,17 @@ export interface components {
          */
         CsvExport: string;
         /**
-         * @description Set by the service: the record's `id`. A request body may carry it with any JSON value (such as the record's own, sent back), and the service ignores it; as everywhere in a body, a string in it must be well-formed Unicode without NUL.
+         * Format: int64
+         * @description Set by the service: the record's `id`. A request body may carry it (such as the record's own, sent back), and the service ignores its value.
          * @example 42
          */
-        SetByServiceId: unknown;
+        SetByServiceId: number;
         /**
-         * @description Set by the service: `created_at` or `updated_at`. A request body may carry it with any JSON value (such as the record's own, sent back), and the service ignores it; as everywhere in a body, a string in it must be well-formed Unicode without NUL.
+         * Format: date-time
+         * @description Set by the service: `created_at` or `updated_at`. A request body may carry it (such as the record's own, sent back), and the service ignores its value.
          * @example 2026-11-22T09:32:05.156Z
          */
-        SetByServiceTimestamp: unknown;
+        SetByServiceTimestamp: string;
         /**
          * Format: int64
          * @description Set by the service.
@@ -728,6 +730,52 @@ export interface components {
          * @example 2026-01-31
          */
         FilterDate: string;
+        /**
+         * @description Optional text, empty when a create or replace leaves it out; bounded only by the request body limit.
+         * @default
+         * @example Solid walnut, 140 x 70 cm.
+         */
+        OptionalText: string;
+        /**
+         * Format: int32
+         * @description Units in stock; 0 when a create or replace leaves it out.
+         * @default 0
+         * @example 12
+         */
+        StockCount: number;
+        /**
+         * @description Empty when a create or replace leaves it out.
+         * @default
+         * @example Fantasy
+         */
+        BookGenre: string;
+        /**
+         * Format: date
+         * @description A calendar date, `YYYY-MM-DD` (years 1000 to 9999), or null; null when a create or replace leaves it out.
+         * @default null
+         * @example 2026-12-01
+         */
+        NullableDate: string | null;
+        /**
+         * @description Empty when a create or replace leaves it out.
+         * @default
+         * @example Ada
+         */
+        PersonName: string;
+        /**
+         * @description `todo` when a create or replace leaves it out.
+         * @default todo
+         * @example in_progress
+         * @enum {string}
+         */
+        TaskStatus: "todo" | "in_progress" | "done";
+        /**
+         * @description `medium` when a create or replace leaves it out; sorts by rank, `low` < `medium` < `high`.
+         * @default medium
+         * @example high
+         * @enum {string}
+         */
+        TaskPriority: "low" | "medium" | "high";
         /**
          * @description The part of a page that every collection shares.
          * @example {
@@ -843,23 +891,13 @@ export interface components {
         ProductWrite: {
             /** @example Walnut desk */
             name: string;
-            /**
-             * @description Optional; bounded only by the request body limit.
-             * @default
-             * @example Solid walnut, 140 x 70 cm.
-             */
-            description?: string;
+            description?: components["schemas"]["OptionalText"];
             /**
              * @description A decimal string from `0.00` to `99999999.99` with at most 2 decimals. Answered with exactly 2.
              * @example 349.90
              */
             price: string;
-            /**
-             * Format: int32
-             * @default 0
-             * @example 12
-             */
-            stock?: number;
+            stock?: components["schemas"]["StockCount"];
             id?: components["schemas"]["SetByServiceId"];
             created_at?: components["schemas"]["SetByServiceTimestamp"];
             updated_at?: components["schemas"]["SetByServiceTimestamp"];
@@ -873,9 +911,9 @@ export interface components {
          */
         ProductPatch: {
             name?: components["schemas"]["ProductWrite"]["name"];
-            description?: components["schemas"]["ProductWrite"]["description"];
+            description?: components["schemas"]["OptionalText"];
             price?: components["schemas"]["ProductWrite"]["price"];
-            stock?: components["schemas"]["ProductWrite"]["stock"];
+            stock?: components["schemas"]["StockCount"];
             id?: components["schemas"]["SetByServiceId"];
             created_at?: components["schemas"]["SetByServiceTimestamp"];
             updated_at?: components["schemas"]["SetByServiceTimestamp"];
@@ -895,22 +933,13 @@ export interface components {
         Product: {
             id: components["schemas"]["Id"];
             name: components["schemas"]["ProductWrite"]["name"];
-            /**
-             * @description Empty when a create or replace leaves it out.
-             * @example Solid walnut, 140 x 70 cm.
-             */
-            description: string;
+            description: components["schemas"]["OptionalText"];
             /**
              * @description Always with 2 decimals.
              * @example 349.90
              */
             price: string;
-            /**
-             * Format: int32
-             * @description 0 when a create or replace leaves it out.
-             * @example 12
-             */
-            stock: number;
+            stock: components["schemas"]["StockCount"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -950,18 +979,8 @@ export interface components {
             title: string;
             /** @example J. R. R. Tolkien */
             author: string;
-            /**
-             * @default
-             * @example Fantasy
-             */
-            genre?: string;
-            /**
-             * Format: date
-             * @description A calendar date, `YYYY-MM-DD` (years 1000 to 9999), or null.
-             * @default null
-             * @example 1937-09-21
-             */
-            published_date?: string | null;
+            genre?: components["schemas"]["BookGenre"];
+            published_date?: components["schemas"]["NullableDate"];
             /**
              * @description ISBN-10 (9 digits and a digit or `X`) or ISBN-13 (13 digits), without hyphens. Unique across books.
              * @example 9780547928227
@@ -980,8 +999,8 @@ export interface components {
         BookPatch: {
             title?: components["schemas"]["BookWrite"]["title"];
             author?: components["schemas"]["BookWrite"]["author"];
-            genre?: components["schemas"]["BookWrite"]["genre"];
-            published_date?: components["schemas"]["BookWrite"]["published_date"];
+            genre?: components["schemas"]["BookGenre"];
+            published_date?: components["schemas"]["NullableDate"];
             isbn?: components["schemas"]["BookWrite"]["isbn"];
             id?: components["schemas"]["SetByServiceId"];
             created_at?: components["schemas"]["SetByServiceTimestamp"];
@@ -1004,17 +1023,8 @@ export interface components {
             id: components["schemas"]["Id"];
             title: components["schemas"]["BookWrite"]["title"];
             author: components["schemas"]["BookWrite"]["author"];
-            /**
-             * @description Empty when a create or replace leaves it out.
-             * @example Fantasy
-             */
-            genre: string;
-            /**
-             * Format: date
-             * @description A calendar date, `YYYY-MM-DD`; null when a create or replace leaves it out.
-             * @example 1937-09-21
-             */
-            published_date: string | null;
+            genre: components["schemas"]["BookGenre"];
+            published_date: components["schemas"]["NullableDate"];
             isbn: components["schemas"]["BookWrite"]["isbn"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
@@ -1062,16 +1072,8 @@ export interface components {
              * @example ada@example.com
              */
             email: string;
-            /**
-             * @default
-             * @example Ada
-             */
-            first_name?: string;
-            /**
-             * @default
-             * @example Lovelace
-             */
-            last_name?: string;
+            first_name?: components["schemas"]["PersonName"];
+            last_name?: components["schemas"]["PersonName"];
             id?: components["schemas"]["SetByServiceId"];
             created_at?: components["schemas"]["SetByServiceTimestamp"];
             updated_at?: components["schemas"]["SetByServiceTimestamp"];
@@ -1085,8 +1087,8 @@ export interface components {
         UserPatch: {
             username?: components["schemas"]["UserWrite"]["username"];
             email?: components["schemas"]["UserWrite"]["email"];
-            first_name?: components["schemas"]["UserWrite"]["first_name"];
-            last_name?: components["schemas"]["UserWrite"]["last_name"];
+            first_name?: components["schemas"]["PersonName"];
+            last_name?: components["schemas"]["PersonName"];
             id?: components["schemas"]["SetByServiceId"];
             created_at?: components["schemas"]["SetByServiceTimestamp"];
             updated_at?: components["schemas"]["SetByServiceTimestamp"];
@@ -1107,16 +1109,8 @@ export interface components {
             id: components["schemas"]["Id"];
             username: components["schemas"]["UserWrite"]["username"];
             email: components["schemas"]["UserWrite"]["email"];
-            /**
-             * @description Empty when a create or replace leaves it out.
-             * @example Ada
-             */
-            first_name: string;
-            /**
-             * @description Empty when a create or replace leaves it out.
-             * @example Lovelace
-             */
-            last_name: string;
+            first_name: components["schemas"]["PersonName"];
+            last_name: components["schemas"]["PersonName"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -1153,31 +1147,10 @@ export interface components {
         TaskWrite: {
             /** @example Write the release notes */
             title: string;
-            /**
-             * @description Optional; bounded only by the request body limit.
-             * @default
-             * @example Cover the new search syntax.
-             */
-            description?: string;
-            /**
-             * @default todo
-             * @example in_progress
-             * @enum {string}
-             */
-            status?: "todo" | "in_progress" | "done";
-            /**
-             * @default medium
-             * @example high
-             * @enum {string}
-             */
-            priority?: "low" | "medium" | "high";
-            /**
-             * Format: date
-             * @description A calendar date, `YYYY-MM-DD` (years 1000 to 9999), or null.
-             * @default null
-             * @example 2026-12-01
-             */
-            due_date?: string | null;
+            description?: components["schemas"]["OptionalText"];
+            status?: components["schemas"]["TaskStatus"];
+            priority?: components["schemas"]["TaskPriority"];
+            due_date?: components["schemas"]["NullableDate"];
             id?: components["schemas"]["SetByServiceId"];
             created_at?: components["schemas"]["SetByServiceTimestamp"];
             updated_at?: components["schemas"]["SetByServiceTimestamp"];
@@ -1190,10 +1163,10 @@ export interface components {
          */
         TaskPatch: {
             title?: components["schemas"]["TaskWrite"]["title"];
-            description?: components["schemas"]["TaskWrite"]["description"];
-            status?: components["schemas"]["TaskWrite"]["status"];
-            priority?: components["schemas"]["TaskWrite"]["priority"];
-            due_date?: components["schemas"]["TaskWrite"]["due_date"];
+            description?: components["schemas"]["OptionalText"];
+            status?: components["schemas"]["TaskStatus"];
+            priority?: components["schemas"]["TaskPriority"];
+            due_date?: components["schemas"]["NullableDate"];
             id?: components["schemas"]["SetByServiceId"];
             created_at?: components["schemas"]["SetByServiceTimestamp"];
             updated_at?: components["schemas"]["SetByServiceTimestamp"];
@@ -1214,29 +1187,10 @@ export interface components {
         Task: {
             id: components["schemas"]["Id"];
             title: components["schemas"]["TaskWrite"]["title"];
-            /**
-             * @description Empty when a create or replace leaves it out.
-             * @example Cover the new search syntax.
-             */
-            description: string;
-            /**
-             * @description `todo` when a create or replace leaves it out.
-             * @example in_progress
-             * @enum {string}
-             */
-            status: "todo" | "in_progress" | "done";
-            /**
-             * @description `medium` when a create or replace leaves it out.
-             * @example high
-             * @enum {string}
-             */
-            priority: "low" | "medium" | "high";
-            /**
-             * Format: date
-             * @description A calendar date, `YYYY-MM-DD`; null when a create or replace leaves it out.
-             * @example 2026-12-01
-             */
-            due_date: string | null;
+            description: components["schemas"]["OptionalText"];
+            status: components["schemas"]["TaskStatus"];
+            priority: components["schemas"]["TaskPriority"];
+            due_date: components["schemas"]["NullableDate"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -1750,14 +1704,14 @@ export interface components {
          *       "in_progress"
          *     ]
          */
-        tasks_status: components["schemas"]["TaskWrite"]["status"][];
+        tasks_status: components["schemas"]["TaskStatus"][];
         /**
          * @description Only tasks of one of these priorities (comma-separated).
          * @example [
          *       "high"
          *     ]
          */
-        tasks_priority: components["schemas"]["TaskWrite"]["priority"][];
+        tasks_priority: components["schemas"]["TaskPriority"][];
         /** @description Only tasks due on or after this date (tasks without a due date are left out). */
         tasks_due_after: components["schemas"]["FilterDate"];
         /** @description Only tasks due on or before this date. Before `due_after` is a 400. */

@@ -2,7 +2,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { rowSource } from '../../scripts/seed/data';
 import { type Collection, collections, operationIds } from '../../src/collections';
 import { recordColumns, writeSchema } from '../../src/db/tables';
-import { loadSpec } from '../../src/spec';
+import { clientProperties, loadSpec } from '../../src/spec';
 import { deref } from './fuzz/spec';
 
 /**
@@ -63,7 +63,7 @@ function generated(c: Collection): HandWritten {
   const source = rowSource(c.name, 1_000_000, 7);
   const fields = recordColumns(spec, c);
   // Free text only: an enumerated field is a varchar too, but cannot hold a marker.
-  const props = (writeSchema(spec, c).properties ?? {}) as Record<string, OpenAPIV3.SchemaObject>;
+  const props = clientProperties(spec, c.resource);
   const text = fields.find(
     (f) =>
       (f.kind === 'varchar' || f.kind === 'text') &&
@@ -103,7 +103,7 @@ function maxPageSize(c: Collection): number {
 /** Optional fields' defaults, as a created record shows them. */
 function defaults(c: Collection): Record<string, unknown> {
   const write = writeSchema(spec, c);
-  const props = (write.properties ?? {}) as Record<string, OpenAPIV3.SchemaObject>;
+  const props = clientProperties(spec, c.resource);
   return Object.fromEntries(
     recordColumns(spec, c)
       .filter((f) => !(write.required ?? []).includes(f.name))

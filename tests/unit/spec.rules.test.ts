@@ -1,6 +1,6 @@
 import type { OpenAPIV3 } from 'openapi-types';
 import { collections, operationIds } from '../../src/collections';
-import { clientProperties, loadSpec } from '../../src/spec';
+import { clientProperties, isSetByService, loadSpec } from '../../src/spec';
 import { deref } from '../helpers/fuzz/spec';
 
 // Rules the hand-written contract keeps for every operation, so that an operation added or edited
@@ -148,20 +148,31 @@ describe.each(collections.map((c) => [c.name, c] as const))('the %s operations',
     expect(declared.filter((f) => !(f in clientProperties(spec, c.resource)))).toEqual([]);
   });
 
-  // A record field that `$ref`s a write field with a `default` inherits it, and generators that keep
-  // defaulted fields optional (openapi-typescript's --default-non-nullable false) then type the
-  // record's field as possibly undefined, though every answer carries it. Such fields are restated
-  // in the record: the same rules, without the default.
-  test('a record restates each defaulted write field with the same rules and no default', () => {
-    const record = spec.components!.schemas![c.resource] as OpenAPIV3.SchemaObject;
-    const rules = (s: object | undefined) => {
-      const { description: _description, example: _example, ...rest } = (s ?? {}) as OpenAPIV3.SchemaObject;
+  // openapi-typescript (with its defaults) makes a property that has its own `default` required, in
+  // request bodies too: a field a client may leave out `$ref`s a named schema that carries the
+  // default instead, and the record and the patch name the same schema (ADR 0015).
+  test('a defaulted field is a $ref to the schema that holds its default, in write, patch and record alike', () => {
+    const raw = (name: string) => (spec.components!.schemas![name] as OpenAPIV3.SchemaObject).properties ?? {};
+    const defaulted = Object.entries(raw(`${c.resource}Write`)).filter(([, p]) => 'default' in deref<object>(p, spec));
+    for (const [field, p] of Object.entries(raw(`${c.resource}Write`))) expect([field, 'default' in p]).toEqual([field, false]);
+    expect(defaulted.map(([field]) => [field, raw(c.resource)[field], raw(`${c.resource}Patch`)[field]])).toEqual(
+      defaulted.map(([field, p]) => [field, p, p]),
+    );
+    for (const [, p] of defaulted) expect(p).toHaveProperty('$ref');
+  });
+
+  // Server-set fields are typed as in the record (never `unknown` in a generated client), so a
+  // record fetched is a body of its write type.
+  test('id and the timestamps in a write schema are typed as in the record', () => {
+    const record = deref(spec.components!.schemas![c.resource], spec) as OpenAPIV3.SchemaObject;
+    const rules = (s: unknown) => {
+      const { description: _d, example: _e, 'x-set-by-service': _x, ...rest } = deref(s, spec) as Record<string, unknown>;
       return rest;
     };
-    const defaulted = Object.entries(write.properties ?? {}).filter(([, p]) => 'default' in p);
-    expect(defaulted.map(([field]) => [field, rules(record.properties?.[field])])).toEqual(
-      defaulted.map(([field, p]) => [field, { ...rules(p), default: undefined }]),
-    );
+    for (const field of ['id', 'created_at', 'updated_at']) {
+      expect([field, rules(write.properties![field])]).toEqual([field, rules(record.properties![field])]);
+      expect(write.required ?? []).not.toContain(field);
+    }
   });
 
   test('create is idempotent on request and answers Location, ETag and Idempotent-Replayed', () => {
@@ -185,11 +196,11 @@ describe.each(collections.map((c) => [c.name, c] as const))('the %s operations',
 });
 
 // An unbounded integer would pass validation and fail in the database (or lose precision in JSON
-// above 2^53): every integer a client sends is bounded.
+// above 2^53): every integer a client sends to be stored fits an INT column (the ignored `id`, 2^53).
 const integers = Object.entries(spec.components?.schemas ?? {}).flatMap(([name, schema]) =>
   name.endsWith('Write')
     ? Object.entries((deref(schema, spec) as OpenAPIV3.SchemaObject).properties ?? {})
-        .filter(([, p]) => (p as OpenAPIV3.SchemaObject).type === 'integer')
+        .filter(([, p]) => (p as OpenAPIV3.SchemaObject).type === 'integer' && !isSetByService(p))
         .map(([field, p]) => [`${name}.${field}`, p as OpenAPIV3.SchemaObject] as const)
     : [],
 );

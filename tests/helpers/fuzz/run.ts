@@ -41,7 +41,7 @@ export class Sender {
       redirect: 'manual',
     });
     const text = await res.text();
-    const parsed = (res.headers.get('content-type') ?? '').includes('json') && text ? JSON.parse(text) : text;
+    const parsed = /^application\/(problem\+)?json/.test(res.headers.get('content-type') ?? '') && text ? JSON.parse(text) : text;
     await assertMatchesContract({ method, path, status: res.status, headers: res.headers, body: parsed });
     return { status: res.status, body: parsed, headers: res.headers };
   }
