@@ -61,7 +61,7 @@ const SPEC_WORDS = {
 const PAGING = ['page', 'page_size', 'cursor', 'search', 'ordering'];
 
 const operations = specOperations();
-const lists = operations.filter((op) => op.collection && op.method === 'GET' && !op.path.includes('{'));
+const lists = operations.filter((op) => op.collection && op.method === 'GET' && !op.path.includes('{') && !op.path.endsWith('/export/'));
 
 function rulesOf(name: string, uniqueFields: readonly string[], searchFields: readonly string[]): CollectionRules {
   const write = operations.find((op) => op.collection === name && op.method === 'POST')!.body!;
