@@ -12,9 +12,12 @@ export type OperationId = keyof operations;
 type FieldOf<R extends ResourceName> = R extends ResourceName ? keyof RecordOf<R> & string : never;
 /** The plurals of the spec's list operations (`listPosts`: `Posts`). */
 type Plural = keyof operations extends infer K ? (K extends `list${infer P}` ? P : never) : never;
-export type Verb = 'list' | 'create' | 'get' | 'replace' | 'update' | 'delete';
+export type Verb = 'list' | 'create' | 'get' | 'replace' | 'update' | 'delete' | 'export';
 export type BulkVerb = 'bulkCreate' | 'bulkDelete';
-type RecordOperationId = `list${Plural}` | `${Exclude<Verb, 'list'>}${ResourceName}` | `${BulkVerb}${Plural}`;
+type RecordOperationId =
+  `${'list' | 'export'}${Plural}` | `${Exclude<Verb, 'list' | 'export'>}${ResourceName}` | `${BulkVerb}${Plural}` | HeadOperationId;
+/** HEAD is declared beside every GET, and answered by the GET's handler. */
+type HeadOperationId = `head${Plural}` | `head${ResourceName}` | `headExport${Plural}`;
 
 // Compile-time check both ways: every operationId built below is in the spec, and every
 // operation in the spec is one of them.
@@ -22,7 +25,8 @@ type Assert<T extends true> = T;
 export type SpecHasOurs = Assert<RecordOperationId extends OperationId ? true : false>;
 export type OursCoverSpec = Assert<Exclude<OperationId, ServiceOperationId> extends RecordOperationId ? true : false>;
 /** Operations around the records (src/handlers/service.ts). */
-export type ServiceOperationId = 'getOpenApiJson' | 'getOpenApiYaml' | 'getDocs' | 'getHealth' | 'getReadiness' | 'getMetrics';
+type ServiceGetId = 'getOpenApiJson' | 'getOpenApiYaml' | 'getDocs' | 'getHealth' | 'getReadiness' | 'getMetrics';
+export type ServiceOperationId = ServiceGetId | (ServiceGetId extends `get${infer N}` ? `head${N}` : never);
 
 /**
  * A collection, declared. Fields, their rules and defaults, and page limits come from the
@@ -131,7 +135,7 @@ export function collectionNamed(name: string, fail: (message: string) => Error):
   return c;
 }
 
-/** The operationIds of a collection's six operations. */
+/** The operationIds of a collection's operations (HEAD's aside). */
 export function operationIds(c: Collection): Record<Verb, RecordOperationId> {
   return {
     list: `list${c.plural}`,
@@ -140,6 +144,7 @@ export function operationIds(c: Collection): Record<Verb, RecordOperationId> {
     replace: `replace${c.resource}`,
     update: `update${c.resource}`,
     delete: `delete${c.resource}`,
+    export: `export${c.plural}`,
   };
 }
 
@@ -148,8 +153,20 @@ export function bulkOperationIds(c: Collection): Record<BulkVerb, RecordOperatio
   return { bulkCreate: `bulkCreate${c.plural}`, bulkDelete: `bulkDelete${c.plural}` };
 }
 
+/** The HEAD operations of a collection, each with the verb whose GET answers it. */
+export function headOperationIds(c: Collection): Record<HeadOperationId, 'list' | 'get' | 'export'> {
+  return { [`head${c.plural}`]: 'list', [`head${c.resource}`]: 'get', [`headExport${c.plural}`]: 'export' } as Record<
+    HeadOperationId,
+    'list' | 'get' | 'export'
+  >;
+}
+
 const byOperationId = new Map<string, Collection>(
-  collections.flatMap((c) => [...Object.values(operationIds(c)), ...Object.values(bulkOperationIds(c))].map((id) => [id, c] as const)),
+  collections.flatMap((c) =>
+    [...Object.values(operationIds(c)), ...Object.values(bulkOperationIds(c)), ...Object.keys(headOperationIds(c))].map(
+      (id) => [id, c] as const,
+    ),
+  ),
 );
 
 /** The collection an operation belongs to (none for the service's own operations). */

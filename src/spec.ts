@@ -32,7 +32,7 @@ export function pointer(root: unknown, ref: string): unknown {
 }
 
 /**
- * A property that a request body may carry with any value and the service ignores (`id` and the
+ * A property that a request body may carry and whose value the service ignores (`id` and the
  * timestamps in a write schema: `x-set-by-service`), so that a record fetched can be sent back.
  */
 export function isSetByService(schema: object): boolean {
@@ -41,11 +41,13 @@ export function isSetByService(schema: object): boolean {
 
 /**
  * The fields a client sets, in the order of the resource's write schema (`PostWrite`): every
- * property but those set by the service.
+ * property but those set by the service, each resolved (a defaulted field `$ref`s its schema).
  */
 export function clientProperties(spec: OpenAPIV3.Document, resource: string): Record<string, OpenAPIV3.SchemaObject> {
   const write = spec.components?.schemas?.[`${resource}Write`] as OpenAPIV3.SchemaObject;
-  const resolved = (p: object) => ('$ref' in p ? (pointer(spec, String(p.$ref)) as object) : p);
-  const entries = Object.entries(write.properties ?? {}).filter(([, p]) => !isSetByService(resolved(p)));
-  return Object.fromEntries(entries) as Record<string, OpenAPIV3.SchemaObject>;
+  const resolved = (p: object) => ('$ref' in p ? (pointer(spec, String(p.$ref)) as OpenAPIV3.SchemaObject) : p);
+  const entries = Object.entries(write.properties ?? {})
+    .map(([name, p]) => [name, resolved(p)] as const)
+    .filter(([, p]) => !isSetByService(p));
+  return Object.fromEntries(entries);
 }

@@ -55,7 +55,7 @@ async function main(): Promise<void> {
   });
   if (!process.env.DATABASE_URL) throw new Error('DATABASE_URL must name the database to export from');
   const server = await startServer('service', 'built', { DATABASE_URL: process.env.DATABASE_URL }, values['node-option'] ?? []);
-  const url = `${server.url}/api/${values.collection}/`;
+  const url = `${server.url}/api/${values.collection}/export/`;
   try {
     await new Promise((r) => setTimeout(r, 3000));
     const idle = memory(server.pid);

@@ -128,7 +128,7 @@ function nextCall(rows: number, created: number[], turn: number): Call {
     return {
       kind: 'export',
       method: 'GET',
-      path: '/api/posts/?author=soak',
+      path: '/api/posts/export/?author=soak',
       headers: { accept: pick(['text/csv', 'application/x-ndjson']) },
     };
   return BAD[turn % BAD.length](rows);

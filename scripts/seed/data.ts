@@ -7,7 +7,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { type Collection, collections } from '../../src/collections';
 import { type ColumnSpec, recordColumns, writeSchema } from '../../src/db/tables';
 import { dbTimestamp } from '../../src/db/time';
-import { loadSpec } from '../../src/spec';
+import { clientProperties, loadSpec } from '../../src/spec';
 import { mix, Rng } from './random';
 import { asciiName, EMAIL_DOMAINS, FIRST_NAMES, GENRES, LAST_NAMES, WORDS } from './words';
 
@@ -141,10 +141,10 @@ export function rowSource(table: string, count: number, seed: number): RowSource
   const c = collections[index];
   const spec = loadSpec();
   const write = writeSchema(spec, c);
+  // Resolved: a field with a default is a $ref to a schema that holds it (ADR 0015).
+  const props = clientProperties(spec, c.resource);
   const columns = recordColumns(spec, c);
-  const fill = columns.map((col) =>
-    generator(col, write.properties![col.name] as OpenAPIV3.SchemaObject, (write.required ?? []).includes(col.name), c),
-  );
+  const fill = columns.map((col) => generator(col, props[col.name], (write.required ?? []).includes(col.name), c));
   const step = (END - START) / Math.max(count, 1);
   // Each collection draws its own numbers, so that row i of posts and of tasks differ.
   const salted = (seed ^ Math.imul(index + 1, 0x27d4eb2f)) >>> 0;

@@ -21,7 +21,35 @@ export interface paths {
         post: operations["createPost"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List posts (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `posts:read`.
+         */
+        head: operations["headPosts"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/posts/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export posts
+         * @description Every post that matches `search` and the filters, in the order of `ordering` (newest first by default), with no pages: NDJSON (`Accept: application/x-ndjson`, also for `*\/*` or no `Accept`) or CSV (`Accept: text/csv`); see Exports. Takes the list's `search`, `ordering` and filters, with the same rules. Needs the scope `posts:read`.
+         */
+        get: operations["exportPosts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Export posts (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `posts:read`.
+         */
+        head: operations["headExportPosts"];
         patch?: never;
         trace?: never;
     };
@@ -52,7 +80,11 @@ export interface paths {
          */
         delete: operations["deletePost"];
         options?: never;
-        head?: never;
+        /**
+         * Get a post (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `posts:read`.
+         */
+        head: operations["headPost"];
         /**
          * Update part of a post
          * @description Changes the fields given in the body and leaves the others as they are. Needs the scope `posts:write`.
@@ -120,7 +152,35 @@ export interface paths {
         post: operations["createProduct"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List products (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `products:read`.
+         */
+        head: operations["headProducts"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/products/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export products
+         * @description Every product that matches `search` and the filters, in the order of `ordering` (newest first by default), with no pages: NDJSON (`Accept: application/x-ndjson`, also for `*\/*` or no `Accept`) or CSV (`Accept: text/csv`); see Exports. Takes the list's `search`, `ordering` and filters, with the same rules. Needs the scope `products:read`.
+         */
+        get: operations["exportProducts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Export products (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `products:read`.
+         */
+        head: operations["headExportProducts"];
         patch?: never;
         trace?: never;
     };
@@ -151,7 +211,11 @@ export interface paths {
          */
         delete: operations["deleteProduct"];
         options?: never;
-        head?: never;
+        /**
+         * Get a product (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `products:read`.
+         */
+        head: operations["headProduct"];
         /**
          * Update part of a product
          * @description Changes the fields given in the body and leaves the others as they are. Needs the scope `products:write`.
@@ -219,7 +283,35 @@ export interface paths {
         post: operations["createBook"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List books (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `books:read`.
+         */
+        head: operations["headBooks"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/books/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export books
+         * @description Every book that matches `search` and the filters, in the order of `ordering` (newest first by default), with no pages: NDJSON (`Accept: application/x-ndjson`, also for `*\/*` or no `Accept`) or CSV (`Accept: text/csv`); see Exports. Takes the list's `search`, `ordering` and filters, with the same rules. Needs the scope `books:read`.
+         */
+        get: operations["exportBooks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Export books (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `books:read`.
+         */
+        head: operations["headExportBooks"];
         patch?: never;
         trace?: never;
     };
@@ -250,7 +342,11 @@ export interface paths {
          */
         delete: operations["deleteBook"];
         options?: never;
-        head?: never;
+        /**
+         * Get a book (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `books:read`.
+         */
+        head: operations["headBook"];
         /**
          * Update part of a book
          * @description Changes the fields given in the body and leaves the others as they are. Needs the scope `books:write`.
@@ -318,7 +414,35 @@ export interface paths {
         post: operations["createUser"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List users (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `users:read`.
+         */
+        head: operations["headUsers"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/users/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export users
+         * @description Every user that matches `search` and the filters, in the order of `ordering` (newest first by default), with no pages: NDJSON (`Accept: application/x-ndjson`, also for `*\/*` or no `Accept`) or CSV (`Accept: text/csv`); see Exports. Takes the list's `search`, `ordering` and filters, with the same rules. Needs the scope `users:read`.
+         */
+        get: operations["exportUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Export users (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `users:read`.
+         */
+        head: operations["headExportUsers"];
         patch?: never;
         trace?: never;
     };
@@ -349,7 +473,11 @@ export interface paths {
          */
         delete: operations["deleteUser"];
         options?: never;
-        head?: never;
+        /**
+         * Get a user (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `users:read`.
+         */
+        head: operations["headUser"];
         /**
          * Update part of a user
          * @description Changes the fields given in the body and leaves the others as they are. Needs the scope `users:write`.
@@ -417,7 +545,35 @@ export interface paths {
         post: operations["createTask"];
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * List tasks (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `tasks:read`.
+         */
+        head: operations["headTasks"];
+        patch?: never;
+        trace?: never;
+    };
+    "/api/tasks/export/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export tasks
+         * @description Every task that matches `search` and the filters, in the order of `ordering` (newest first by default), with no pages: NDJSON (`Accept: application/x-ndjson`, also for `*\/*` or no `Accept`) or CSV (`Accept: text/csv`); see Exports. Takes the list's `search`, `ordering` and filters, with the same rules. Needs the scope `tasks:read`.
+         */
+        get: operations["exportTasks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * Export tasks (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `tasks:read`.
+         */
+        head: operations["headExportTasks"];
         patch?: never;
         trace?: never;
     };
@@ -448,7 +604,11 @@ export interface paths {
          */
         delete: operations["deleteTask"];
         options?: never;
-        head?: never;
+        /**
+         * Get a task (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone. Needs the scope `tasks:read`.
+         */
+        head: operations["headTask"];
         /**
          * Update part of a task
          * @description Changes the fields given in the body and leaves the others as they are. Needs the scope `tasks:write`.
@@ -512,7 +672,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * This contract, as JSON (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headOpenApiJson"];
         patch?: never;
         trace?: never;
     };
@@ -532,7 +696,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * This contract, as YAML (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headOpenApiYaml"];
         patch?: never;
         trace?: never;
     };
@@ -552,7 +720,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * The API reference (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headDocs"];
         patch?: never;
         trace?: never;
     };
@@ -572,7 +744,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Liveness (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headHealth"];
         patch?: never;
         trace?: never;
     };
@@ -592,7 +768,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Readiness (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headReadiness"];
         patch?: never;
         trace?: never;
     };
@@ -612,7 +792,11 @@ export interface paths {
         post?: never;
         delete?: never;
         options?: never;
-        head?: never;
+        /**
+         * Metrics (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headMetrics"];
         patch?: never;
         trace?: never;
     };
@@ -717,15 +901,17 @@ export interface components {
          */
         CsvExport: string;
         /**
-         * @description Set by the service: the record's `id`. A request body may carry it with any JSON value (such as the record's own, sent back), and the service ignores it; as everywhere in a body, a string in it must be well-formed Unicode without NUL.
+         * Format: int64
+         * @description Set by the service: the record's `id`. A request body may carry it (such as the record's own, sent back), and the service ignores its value.
          * @example 42
          */
-        SetByServiceId: unknown;
+        SetByServiceId: number;
         /**
-         * @description Set by the service: `created_at` or `updated_at`. A request body may carry it with any JSON value (such as the record's own, sent back), and the service ignores it; as everywhere in a body, a string in it must be well-formed Unicode without NUL.
+         * Format: date-time
+         * @description Set by the service: `created_at` or `updated_at`. A request body may carry it (such as the record's own, sent back), and the service ignores its value.
          * @example 2026-11-22T09:32:05.156Z
          */
-        SetByServiceTimestamp: unknown;
+        SetByServiceTimestamp: string;
         /**
          * Format: int64
          * @description Set by the service.
@@ -744,6 +930,52 @@ export interface components {
          * @example 2026-01-31
          */
         FilterDate: string;
+        /**
+         * @description Optional text, empty when a create or replace leaves it out; bounded only by the request body limit.
+         * @default
+         * @example Solid walnut, 140 x 70 cm.
+         */
+        OptionalText: string;
+        /**
+         * Format: int32
+         * @description Units in stock; 0 when a create or replace leaves it out.
+         * @default 0
+         * @example 12
+         */
+        StockCount: number;
+        /**
+         * @description Empty when a create or replace leaves it out.
+         * @default
+         * @example Fantasy
+         */
+        BookGenre: string;
+        /**
+         * Format: date
+         * @description A calendar date, `YYYY-MM-DD` (years 1000 to 9999), or null; null when a create or replace leaves it out.
+         * @default null
+         * @example 2026-12-01
+         */
+        NullableDate: string | null;
+        /**
+         * @description Empty when a create or replace leaves it out.
+         * @default
+         * @example Ada
+         */
+        PersonName: string;
+        /**
+         * @description `todo` when a create or replace leaves it out.
+         * @default todo
+         * @example in_progress
+         * @enum {string}
+         */
+        TaskStatus: "todo" | "in_progress" | "done";
+        /**
+         * @description `medium` when a create or replace leaves it out; sorts by rank, `low` < `medium` < `high`.
+         * @default medium
+         * @example high
+         * @enum {string}
+         */
+        TaskPriority: "low" | "medium" | "high";
         /**
          * @description The part of a page that every collection shares.
          * @example {
@@ -859,23 +1091,13 @@ export interface components {
         ProductWrite: {
             /** @example Walnut desk */
             name: string;
-            /**
-             * @description Optional; bounded only by the request body limit.
-             * @default
-             * @example Solid walnut, 140 x 70 cm.
-             */
-            description?: string;
+            description?: components["schemas"]["OptionalText"];
             /**
              * @description A decimal string from `0.00` to `99999999.99` with at most 2 decimals. Answered with exactly 2.
              * @example 349.90
              */
             price: string;
-            /**
-             * Format: int32
-             * @default 0
-             * @example 12
-             */
-            stock?: number;
+            stock?: components["schemas"]["StockCount"];
             id?: components["schemas"]["SetByServiceId"];
             created_at?: components["schemas"]["SetByServiceTimestamp"];
             updated_at?: components["schemas"]["SetByServiceTimestamp"];
@@ -889,9 +1111,9 @@ export interface components {
          */
         ProductPatch: {
             name?: components["schemas"]["ProductWrite"]["name"];
-            description?: components["schemas"]["ProductWrite"]["description"];
+            description?: components["schemas"]["OptionalText"];
             price?: components["schemas"]["ProductWrite"]["price"];
-            stock?: components["schemas"]["ProductWrite"]["stock"];
+            stock?: components["schemas"]["StockCount"];
             id?: components["schemas"]["SetByServiceId"];
             created_at?: components["schemas"]["SetByServiceTimestamp"];
             updated_at?: components["schemas"]["SetByServiceTimestamp"];
@@ -911,22 +1133,13 @@ export interface components {
         Product: {
             id: components["schemas"]["Id"];
             name: components["schemas"]["ProductWrite"]["name"];
-            /**
-             * @description Empty when a create or replace leaves it out.
-             * @example Solid walnut, 140 x 70 cm.
-             */
-            description: string;
+            description: components["schemas"]["OptionalText"];
             /**
              * @description Always with 2 decimals.
              * @example 349.90
              */
             price: string;
-            /**
-             * Format: int32
-             * @description 0 when a create or replace leaves it out.
-             * @example 12
-             */
-            stock: number;
+            stock: components["schemas"]["StockCount"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -966,18 +1179,8 @@ export interface components {
             title: string;
             /** @example J. R. R. Tolkien */
             author: string;
-            /**
-             * @default
-             * @example Fantasy
-             */
-            genre?: string;
-            /**
-             * Format: date
-             * @description A calendar date, `YYYY-MM-DD` (years 1000 to 9999), or null.
-             * @default null
-             * @example 1937-09-21
-             */
-            published_date?: string | null;
+            genre?: components["schemas"]["BookGenre"];
+            published_date?: components["schemas"]["NullableDate"];
             /**
              * @description ISBN-10 (9 digits and a digit or `X`) or ISBN-13 (13 digits), without hyphens. Unique across books.
              * @example 9780547928227
@@ -996,8 +1199,8 @@ export interface components {
         BookPatch: {
             title?: components["schemas"]["BookWrite"]["title"];
             author?: components["schemas"]["BookWrite"]["author"];
-            genre?: components["schemas"]["BookWrite"]["genre"];
-            published_date?: components["schemas"]["BookWrite"]["published_date"];
+            genre?: components["schemas"]["BookGenre"];
+            published_date?: components["schemas"]["NullableDate"];
             isbn?: components["schemas"]["BookWrite"]["isbn"];
             id?: components["schemas"]["SetByServiceId"];
             created_at?: components["schemas"]["SetByServiceTimestamp"];
@@ -1020,17 +1223,8 @@ export interface components {
             id: components["schemas"]["Id"];
             title: components["schemas"]["BookWrite"]["title"];
             author: components["schemas"]["BookWrite"]["author"];
-            /**
-             * @description Empty when a create or replace leaves it out.
-             * @example Fantasy
-             */
-            genre: string;
-            /**
-             * Format: date
-             * @description A calendar date, `YYYY-MM-DD`; null when a create or replace leaves it out.
-             * @example 1937-09-21
-             */
-            published_date: string | null;
+            genre: components["schemas"]["BookGenre"];
+            published_date: components["schemas"]["NullableDate"];
             isbn: components["schemas"]["BookWrite"]["isbn"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
@@ -1078,16 +1272,8 @@ export interface components {
              * @example ada@example.com
              */
             email: string;
-            /**
-             * @default
-             * @example Ada
-             */
-            first_name?: string;
-            /**
-             * @default
-             * @example Lovelace
-             */
-            last_name?: string;
+            first_name?: components["schemas"]["PersonName"];
+            last_name?: components["schemas"]["PersonName"];
             id?: components["schemas"]["SetByServiceId"];
             created_at?: components["schemas"]["SetByServiceTimestamp"];
             updated_at?: components["schemas"]["SetByServiceTimestamp"];
@@ -1101,8 +1287,8 @@ export interface components {
         UserPatch: {
             username?: components["schemas"]["UserWrite"]["username"];
             email?: components["schemas"]["UserWrite"]["email"];
-            first_name?: components["schemas"]["UserWrite"]["first_name"];
-            last_name?: components["schemas"]["UserWrite"]["last_name"];
+            first_name?: components["schemas"]["PersonName"];
+            last_name?: components["schemas"]["PersonName"];
             id?: components["schemas"]["SetByServiceId"];
             created_at?: components["schemas"]["SetByServiceTimestamp"];
             updated_at?: components["schemas"]["SetByServiceTimestamp"];
@@ -1123,16 +1309,8 @@ export interface components {
             id: components["schemas"]["Id"];
             username: components["schemas"]["UserWrite"]["username"];
             email: components["schemas"]["UserWrite"]["email"];
-            /**
-             * @description Empty when a create or replace leaves it out.
-             * @example Ada
-             */
-            first_name: string;
-            /**
-             * @description Empty when a create or replace leaves it out.
-             * @example Lovelace
-             */
-            last_name: string;
+            first_name: components["schemas"]["PersonName"];
+            last_name: components["schemas"]["PersonName"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -1169,31 +1347,10 @@ export interface components {
         TaskWrite: {
             /** @example Write the release notes */
             title: string;
-            /**
-             * @description Optional; bounded only by the request body limit.
-             * @default
-             * @example Cover the new search syntax.
-             */
-            description?: string;
-            /**
-             * @default todo
-             * @example in_progress
-             * @enum {string}
-             */
-            status?: "todo" | "in_progress" | "done";
-            /**
-             * @default medium
-             * @example high
-             * @enum {string}
-             */
-            priority?: "low" | "medium" | "high";
-            /**
-             * Format: date
-             * @description A calendar date, `YYYY-MM-DD` (years 1000 to 9999), or null.
-             * @default null
-             * @example 2026-12-01
-             */
-            due_date?: string | null;
+            description?: components["schemas"]["OptionalText"];
+            status?: components["schemas"]["TaskStatus"];
+            priority?: components["schemas"]["TaskPriority"];
+            due_date?: components["schemas"]["NullableDate"];
             id?: components["schemas"]["SetByServiceId"];
             created_at?: components["schemas"]["SetByServiceTimestamp"];
             updated_at?: components["schemas"]["SetByServiceTimestamp"];
@@ -1206,10 +1363,10 @@ export interface components {
          */
         TaskPatch: {
             title?: components["schemas"]["TaskWrite"]["title"];
-            description?: components["schemas"]["TaskWrite"]["description"];
-            status?: components["schemas"]["TaskWrite"]["status"];
-            priority?: components["schemas"]["TaskWrite"]["priority"];
-            due_date?: components["schemas"]["TaskWrite"]["due_date"];
+            description?: components["schemas"]["OptionalText"];
+            status?: components["schemas"]["TaskStatus"];
+            priority?: components["schemas"]["TaskPriority"];
+            due_date?: components["schemas"]["NullableDate"];
             id?: components["schemas"]["SetByServiceId"];
             created_at?: components["schemas"]["SetByServiceTimestamp"];
             updated_at?: components["schemas"]["SetByServiceTimestamp"];
@@ -1230,29 +1387,10 @@ export interface components {
         Task: {
             id: components["schemas"]["Id"];
             title: components["schemas"]["TaskWrite"]["title"];
-            /**
-             * @description Empty when a create or replace leaves it out.
-             * @example Cover the new search syntax.
-             */
-            description: string;
-            /**
-             * @description `todo` when a create or replace leaves it out.
-             * @example in_progress
-             * @enum {string}
-             */
-            status: "todo" | "in_progress" | "done";
-            /**
-             * @description `medium` when a create or replace leaves it out.
-             * @example high
-             * @enum {string}
-             */
-            priority: "low" | "medium" | "high";
-            /**
-             * Format: date
-             * @description A calendar date, `YYYY-MM-DD`; null when a create or replace leaves it out.
-             * @example 2026-12-01
-             */
-            due_date: string | null;
+            description: components["schemas"]["OptionalText"];
+            status: components["schemas"]["TaskStatus"];
+            priority: components["schemas"]["TaskPriority"];
+            due_date: components["schemas"]["NullableDate"];
             created_at: components["schemas"]["Timestamp"];
             updated_at: components["schemas"]["Timestamp"];
         };
@@ -1478,6 +1616,57 @@ export interface components {
         };
     };
     responses: {
+        /**
+         * @description The status that `GET` would answer with its problem, and its headers, without the body
+         *     (`HEAD` never has one): `Allow` on a 405, `WWW-Authenticate` on a 401, `Retry-After` on a
+         *     429 or a 503, as on `GET`.
+         */
+        HeadFailure: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                /** @description On a 405 only: the methods that this path has. */
+                Allow?: string;
+                "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                /** @description On a 429 or a 503 only, seconds to wait before trying again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description The status that `GET` would answer with its problem, and its headers, without the body (`HEAD` never has one); outside `/api/`, so never rate limited. */
+        HeadServiceFailure: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                /** @description On a 405 only: the methods that this path has. */
+                Allow?: string;
+                /** @description On a 429 or a 503 only, seconds to wait before trying again. */
+                "Retry-After"?: number;
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /** @description `Accept` names neither `application/x-ndjson` nor `text/csv` (nor `*\/*`): an export has no other form. */
+        NotAcceptable: {
+            headers: {
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "type": "about:blank",
+                 *       "title": "Not Acceptable",
+                 *       "status": 406,
+                 *       "detail": "An export is application/x-ndjson or text/csv"
+                 *     }
+                 */
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description The record's `ETag` matches `If-None-Match`; no body. */
         NotModified: {
             headers: {
@@ -1972,14 +2161,14 @@ export interface components {
          *       "in_progress"
          *     ]
          */
-        tasks_status: components["schemas"]["TaskWrite"]["status"][];
+        tasks_status: components["schemas"]["TaskStatus"][];
         /**
          * @description Only tasks of one of these priorities (comma-separated).
          * @example [
          *       "high"
          *     ]
          */
-        tasks_priority: components["schemas"]["TaskWrite"]["priority"][];
+        tasks_priority: components["schemas"]["TaskPriority"][];
         /** @description Only tasks due on or after this date (tasks without a due date are left out). */
         tasks_due_after: components["schemas"]["FilterDate"];
         /** @description Only tasks due on or before this date. Before `due_after` is a 400. */
@@ -2024,7 +2213,7 @@ export interface components {
         "Idempotent-Replayed": "true";
         /** @description The request's id: the client's `X-Request-Id` when it is sane, else one the service made. The log line of the request carries it; error bodies repeat it as `request_id`. */
         "X-Request-Id": string;
-        /** @description On an export only (`application/x-ndjson` or `text/csv`): `attachment` with a file name, the collection's, so that a browser saves it. */
+        /** @description `attachment` with a file name, the collection's (`posts.ndjson`, `posts.csv`), so that a browser saves it. */
         "Content-Disposition": string;
         /** @description The scheme to authenticate with (RFC 6750). */
         "WWW-Authenticate": string;
@@ -2083,19 +2272,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of posts; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching post as an export (see Exports). */
+            /** @description A page of posts. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["PostPage"];
-                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
-                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2157,6 +2343,183 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headPosts: {
+        parameters: {
+            query?: {
+                /** @description The page to return, 1-based. A page past the last one is 404. */
+                page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
+                 */
+                cursor?: components["parameters"]["cursor"];
+                /** @description Records per page, at most 10 (posts are served 10 a page unless asked for fewer). */
+                page_size?: components["parameters"]["page_size_10"];
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "-created_at",
+                 *       "title"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["posts_ordering"];
+                /** @description Only posts by exactly this author. */
+                author?: components["parameters"]["posts_author"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
+    exportPosts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "-created_at",
+                 *       "title"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["posts_ordering"];
+                /** @description Only posts by exactly this author. */
+                author?: components["parameters"]["posts_author"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every matching post, one per NDJSON line or CSV row, in the order asked. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headExportPosts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "-created_at",
+                 *       "title"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["posts_ordering"];
+                /** @description Only posts by exactly this author. */
+                author?: components["parameters"]["posts_author"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            406: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
         };
     };
     getPost: {
@@ -2298,6 +2661,45 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headPost: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
         };
     };
     updatePost: {
@@ -2487,19 +2889,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of products; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching product as an export (see Exports). */
+            /** @description A page of products. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["ProductPage"];
-                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
-                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2561,6 +2960,195 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headProducts: {
+        parameters: {
+            query?: {
+                /** @description The page to return, 1-based. A page past the last one is 404. */
+                page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
+                 */
+                cursor?: components["parameters"]["cursor"];
+                /** @description Records per page, at most 100. */
+                page_size?: components["parameters"]["page_size_100"];
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "-price",
+                 *       "name"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["products_ordering"];
+                /** @description Only products that cost at least this much (inclusive). */
+                min_price?: components["parameters"]["products_min_price"];
+                /** @description Only products that cost at most this much (inclusive). Below `min_price` is a 400. */
+                max_price?: components["parameters"]["products_max_price"];
+                /** @description `true`: only products with stock above 0; `false`: only those with none. */
+                in_stock?: components["parameters"]["products_in_stock"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
+    exportProducts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "-price",
+                 *       "name"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["products_ordering"];
+                /** @description Only products that cost at least this much (inclusive). */
+                min_price?: components["parameters"]["products_min_price"];
+                /** @description Only products that cost at most this much (inclusive). Below `min_price` is a 400. */
+                max_price?: components["parameters"]["products_max_price"];
+                /** @description `true`: only products with stock above 0; `false`: only those with none. */
+                in_stock?: components["parameters"]["products_in_stock"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every matching product, one per NDJSON line or CSV row, in the order asked. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headExportProducts: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "-price",
+                 *       "name"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["products_ordering"];
+                /** @description Only products that cost at least this much (inclusive). */
+                min_price?: components["parameters"]["products_min_price"];
+                /** @description Only products that cost at most this much (inclusive). Below `min_price` is a 400. */
+                max_price?: components["parameters"]["products_max_price"];
+                /** @description `true`: only products with stock above 0; `false`: only those with none. */
+                in_stock?: components["parameters"]["products_in_stock"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            406: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
         };
     };
     getProduct: {
@@ -2702,6 +3290,45 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headProduct: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
         };
     };
     updateProduct: {
@@ -2893,19 +3520,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of books; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching book as an export (see Exports). */
+            /** @description A page of books. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["BookPage"];
-                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
-                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -2967,6 +3591,201 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headBooks: {
+        parameters: {
+            query?: {
+                /** @description The page to return, 1-based. A page past the last one is 404. */
+                page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
+                 */
+                cursor?: components["parameters"]["cursor"];
+                /** @description Records per page, at most 100. */
+                page_size?: components["parameters"]["page_size_100"];
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "author",
+                 *       "-published_date"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["books_ordering"];
+                /** @description Only books of exactly this genre. */
+                genre?: components["parameters"]["books_genre"];
+                /** @description Only books by exactly this author. */
+                author?: components["parameters"]["books_author"];
+                /** @description Only books published on or after this date (books without a date are left out). */
+                published_after?: components["parameters"]["books_published_after"];
+                /** @description Only books published on or before this date. Before `published_after` is a 400. */
+                published_before?: components["parameters"]["books_published_before"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
+    exportBooks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "author",
+                 *       "-published_date"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["books_ordering"];
+                /** @description Only books of exactly this genre. */
+                genre?: components["parameters"]["books_genre"];
+                /** @description Only books by exactly this author. */
+                author?: components["parameters"]["books_author"];
+                /** @description Only books published on or after this date (books without a date are left out). */
+                published_after?: components["parameters"]["books_published_after"];
+                /** @description Only books published on or before this date. Before `published_after` is a 400. */
+                published_before?: components["parameters"]["books_published_before"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every matching book, one per NDJSON line or CSV row, in the order asked. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headExportBooks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "author",
+                 *       "-published_date"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["books_ordering"];
+                /** @description Only books of exactly this genre. */
+                genre?: components["parameters"]["books_genre"];
+                /** @description Only books by exactly this author. */
+                author?: components["parameters"]["books_author"];
+                /** @description Only books published on or after this date (books without a date are left out). */
+                published_after?: components["parameters"]["books_published_after"];
+                /** @description Only books published on or before this date. Before `published_after` is a 400. */
+                published_before?: components["parameters"]["books_published_before"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            406: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
         };
     };
     getBook: {
@@ -3109,6 +3928,45 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headBook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
         };
     };
     updateBook: {
@@ -3293,19 +4151,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of users; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching user as an export (see Exports). */
+            /** @description A page of users. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["UserPage"];
-                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
-                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3367,6 +4222,177 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headUsers: {
+        parameters: {
+            query?: {
+                /** @description The page to return, 1-based. A page past the last one is 404. */
+                page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
+                 */
+                cursor?: components["parameters"]["cursor"];
+                /** @description Records per page, at most 100. */
+                page_size?: components["parameters"]["page_size_100"];
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "last_name",
+                 *       "username"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["users_ordering"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
+    exportUsers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "last_name",
+                 *       "username"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["users_ordering"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every matching user, one per NDJSON line or CSV row, in the order asked. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headExportUsers: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 * @example [
+                 *       "last_name",
+                 *       "username"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["users_ordering"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            406: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
         };
     };
     getUser: {
@@ -3509,6 +4535,45 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headUser: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
         };
     };
     updateUser: {
@@ -3713,19 +4778,16 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A page of tasks; or, when `Accept` asks for `application/x-ndjson` or `text/csv`, every matching task as an export (see Exports). */
+            /** @description A page of tasks. */
             200: {
                 headers: {
                     "X-Request-Id": components["headers"]["X-Request-Id"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Content-Disposition": components["headers"]["Content-Disposition"];
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["TaskPage"];
-                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
-                    "text/csv": components["schemas"]["CsvExport"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -3787,6 +4849,237 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headTasks: {
+        parameters: {
+            query?: {
+                /** @description The page to return, 1-based. A page past the last one is 404. */
+                page?: components["parameters"]["page"];
+                /**
+                 * @description Cursor pagination, an alternative to `page` that costs the same at any depth: send
+                 *     `cursor=` (empty) for the first page, then follow `next` and `previous`, whose opaque
+                 *     cursors keep your `ordering`, filters and `search`. `count` is null in this mode. A cursor
+                 *     that was altered, or that belongs to another ordering, filter or search, is a 400;
+                 *     combining it with `page` is a 400 too. A cursor holds its boundary record's values of the
+                 *     ordering's keys, so its length grows with them: up to about 4,700 characters.
+                 */
+                cursor?: components["parameters"]["cursor"];
+                /** @description Records per page, at most 100. */
+                page_size?: components["parameters"]["page_size_100"];
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 *     `priority` sorts by rank: `low` < `medium` < `high`.
+                 * @example [
+                 *       "-priority",
+                 *       "due_date"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["tasks_ordering"];
+                /**
+                 * @description Only tasks in one of these states (comma-separated).
+                 * @example [
+                 *       "todo",
+                 *       "in_progress"
+                 *     ]
+                 */
+                status?: components["parameters"]["tasks_status"];
+                /**
+                 * @description Only tasks of one of these priorities (comma-separated).
+                 * @example [
+                 *       "high"
+                 *     ]
+                 */
+                priority?: components["parameters"]["tasks_priority"];
+                /** @description Only tasks due on or after this date (tasks without a due date are left out). */
+                due_after?: components["parameters"]["tasks_due_after"];
+                /** @description Only tasks due on or before this date. Before `due_after` is a 400. */
+                due_before?: components["parameters"]["tasks_due_before"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
+        };
+    };
+    exportTasks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 *     `priority` sorts by rank: `low` < `medium` < `high`.
+                 * @example [
+                 *       "-priority",
+                 *       "due_date"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["tasks_ordering"];
+                /**
+                 * @description Only tasks in one of these states (comma-separated).
+                 * @example [
+                 *       "todo",
+                 *       "in_progress"
+                 *     ]
+                 */
+                status?: components["parameters"]["tasks_status"];
+                /**
+                 * @description Only tasks of one of these priorities (comma-separated).
+                 * @example [
+                 *       "high"
+                 *     ]
+                 */
+                priority?: components["parameters"]["tasks_priority"];
+                /** @description Only tasks due on or after this date (tasks without a due date are left out). */
+                due_after?: components["parameters"]["tasks_due_after"];
+                /** @description Only tasks due on or before this date. Before `due_after` is a 400. */
+                due_before?: components["parameters"]["tasks_due_before"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every matching task, one per NDJSON line or CSV row, in the order asked. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/x-ndjson": components["schemas"]["NdjsonExport"];
+                    "text/csv": components["schemas"]["CsvExport"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["MethodNotAllowed"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headExportTasks: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Terms separated by white space or commas; a double-quoted phrase is one term. Every term
+                 *     must occur, ignoring case, in at least one of the collection's search fields. Case is
+                 *     folded by Unicode's lower-case mapping; on one letter the deployment's database decides:
+                 *     `İ` (U+0130) folds to `i̇` (`i` and U+0307) on SQLite and to `i` on MySQL.
+                 */
+                search?: components["parameters"]["search"];
+                /**
+                 * @description Sort keys, comma-separated; `-` before a field sorts it descending. Ties are broken by `id`
+                 *     (in the direction of the last key), so pages are stable. A field named again, in either
+                 *     direction, counts once, at its first place; keys after `id` change nothing. Default:
+                 *     `-created_at,-id`.
+                 *     `priority` sorts by rank: `low` < `medium` < `high`.
+                 * @example [
+                 *       "-priority",
+                 *       "due_date"
+                 *     ]
+                 */
+                ordering?: components["parameters"]["tasks_ordering"];
+                /**
+                 * @description Only tasks in one of these states (comma-separated).
+                 * @example [
+                 *       "todo",
+                 *       "in_progress"
+                 *     ]
+                 */
+                status?: components["parameters"]["tasks_status"];
+                /**
+                 * @description Only tasks of one of these priorities (comma-separated).
+                 * @example [
+                 *       "high"
+                 *     ]
+                 */
+                priority?: components["parameters"]["tasks_priority"];
+                /** @description Only tasks due on or after this date (tasks without a due date are left out). */
+                due_after?: components["parameters"]["tasks_due_after"];
+                /** @description Only tasks due on or before this date. Before `due_after` is a 400. */
+                due_before?: components["parameters"]["tasks_due_before"];
+            };
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            406: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
         };
     };
     getTask: {
@@ -3928,6 +5221,45 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    headTask: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Answer 304 with no body if the record's current `ETag` is one of these (or `*`). */
+                "If-None-Match"?: components["parameters"]["if_none_match"];
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description The record's id. An id that is not a positive integer, or names no record, is answered with 404. */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    ETag: components["headers"]["ETag"];
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            304: components["responses"]["NotModified"];
+            400: components["responses"]["HeadFailure"];
+            401: components["responses"]["HeadFailure"];
+            403: components["responses"]["HeadFailure"];
+            404: components["responses"]["HeadFailure"];
+            405: components["responses"]["HeadFailure"];
+            429: components["responses"]["HeadFailure"];
+            500: components["responses"]["HeadFailure"];
+            503: components["responses"]["HeadFailure"];
         };
     };
     updateTask: {
@@ -4094,6 +5426,29 @@ export interface operations {
             405: components["responses"]["ServiceMethodNotAllowed"];
         };
     };
+    headOpenApiJson: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            405: components["responses"]["HeadServiceFailure"];
+        };
+    };
     getOpenApiYaml: {
         parameters: {
             query?: never;
@@ -4117,6 +5472,29 @@ export interface operations {
                 };
             };
             405: components["responses"]["ServiceMethodNotAllowed"];
+        };
+    };
+    headOpenApiYaml: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            405: components["responses"]["HeadServiceFailure"];
         };
     };
     getDocs: {
@@ -4154,6 +5532,30 @@ export interface operations {
             405: components["responses"]["ServiceMethodNotAllowed"];
         };
     };
+    headDocs: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["HeadServiceFailure"];
+            405: components["responses"]["HeadServiceFailure"];
+        };
+    };
     getHealth: {
         parameters: {
             query?: never;
@@ -4182,6 +5584,29 @@ export interface operations {
                 };
             };
             405: components["responses"]["ServiceMethodNotAllowed"];
+        };
+    };
+    headHealth: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            405: components["responses"]["HeadServiceFailure"];
         };
     };
     getReadiness: {
@@ -4215,6 +5640,30 @@ export interface operations {
             503: components["responses"]["NotReady"];
         };
     };
+    headReadiness: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            405: components["responses"]["HeadServiceFailure"];
+            503: components["responses"]["HeadServiceFailure"];
+        };
+    };
     getMetrics: {
         parameters: {
             query?: never;
@@ -4239,6 +5688,29 @@ export interface operations {
                 };
             };
             405: components["responses"]["ServiceMethodNotAllowed"];
+        };
+    };
+    headMetrics: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            405: components["responses"]["HeadServiceFailure"];
         };
     };
 }

@@ -1,4 +1,4 @@
-import { type BulkVerb, bulkOperationIds, collectionOf, collections, operationIds, type Verb } from '../collections';
+import { type BulkVerb, bulkOperationIds, collectionOf, collections, headOperationIds, operationIds, type Verb } from '../collections';
 import { isRetryable, MAX_TRIES, retryDelay } from '../db/retry';
 import type { FieldError } from '../http/problem';
 import { filters, type ListQuery } from './list-query';
@@ -11,7 +11,7 @@ import { type Handler, type HandlerDeps, recordHandlers } from './records';
  */
 export function listQueryErrors(operationId: string, query: ListQuery): FieldError[] {
   const c = collectionOf(operationId);
-  if (!c || operationIds(c).list !== operationId) return [];
+  if (!c || (operationIds(c).list !== operationId && operationIds(c).export !== operationId)) return [];
   return filters(c, query).errors;
 }
 
@@ -21,7 +21,9 @@ export function operationHandlers(deps: HandlerDeps): Record<string, Handler> {
   for (const c of collections) {
     const steps = recordHandlers(c, deps);
     const ids = operationIds(c);
-    for (const verb of Object.keys(ids) as Verb[]) handlers[ids[verb]] = retrying(steps[verb], verb === 'list' || verb === 'get');
+    for (const verb of Object.keys(ids) as Verb[])
+      handlers[ids[verb]] = retrying(steps[verb], verb === 'list' || verb === 'get' || verb === 'export');
+    for (const [head, verb] of Object.entries(headOperationIds(c))) handlers[head] = handlers[ids[verb]];
     const bulk = bulkHandlers(c, deps);
     const bulkIds = bulkOperationIds(c);
     for (const verb of Object.keys(bulkIds) as BulkVerb[]) handlers[bulkIds[verb]] = retrying(bulk[verb], false);

@@ -48,7 +48,7 @@ const bodyOf = (ctx: Context) => ctx.request.requestBody as Record<string, unkno
 /** The path's record id, validated as a positive integer. */
 const idOf = (ctx: Context) => Number((ctx.request.params as { id: string }).id);
 
-/** The six operations of one collection, as one generic pipeline driven by its declaration. */
+/** The operations of one collection, as one generic pipeline driven by its declaration. */
 export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, Handler> {
   const { db, search } = deps;
   const fields = writeFields(deps.spec, c.resource);
@@ -150,16 +150,6 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       const filtering = filters(c, query);
       if (filtering.errors.length) throw invalid(filtering.errors);
       const base = { terms: searchTerms(query), filters: filtering.filters, order: orderKeys(query, sorting) };
-      // A page or an export, by Accept: a cache must not answer one with the other.
-      res.vary('Accept');
-      const format = exportFormat(req);
-      if (format) {
-        return streamExport(res, format, {
-          name: c.name,
-          columns,
-          records: (signal) => mapRows(walkSnapshot(db, search, table, base, { signal }), serialize),
-        });
-      }
       if (query.cursor !== undefined) return listByCursor(ctx, req, res, query, base, pageSize);
 
       const page = (query.page as number | undefined) ?? 1;
@@ -175,6 +165,22 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
         results: result.rows.map(serialize),
       } as PageOf<ResourceName>;
       sendPage(ctx, res, body);
+    },
+
+    async export(ctx, req, res) {
+      const query = ctx.request.query as ListQuery;
+      const filtering = filters(c, query);
+      if (filtering.errors.length) throw invalid(filtering.errors);
+      const base = { terms: searchTerms(query), filters: filtering.filters, order: orderKeys(query, sorting) };
+      // NDJSON or CSV, by Accept: a cache must not answer one with the other.
+      res.vary('Accept');
+      const format = exportFormat(req);
+      if (!format) throw new HttpProblem(406, 'An export is application/x-ndjson or text/csv; Accept names neither');
+      return streamExport(res, format, {
+        name: c.name,
+        columns,
+        records: (signal) => mapRows(walkSnapshot(db, search, table, base, { signal }), serialize),
+      });
     },
 
     async create(ctx, req, res) {

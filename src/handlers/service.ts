@@ -21,7 +21,7 @@ export interface ServiceDeps {
 const READY_TIMEOUT_MS = 1000;
 
 export function serviceHandlers(deps: ServiceDeps): Record<ServiceOperationId, Handler> {
-  return {
+  const get = {
     getOpenApiJson(_c, _req, res) {
       res.type('application/json').send(deps.specJson);
     },
@@ -43,5 +43,8 @@ export function serviceHandlers(deps: ServiceDeps): Record<ServiceOperationId, H
       await ping(deps.db, READY_TIMEOUT_MS);
       res.json({ status: 'ready' } satisfies Readiness);
     },
-  };
+  } satisfies Record<Extract<ServiceOperationId, `get${string}`>, Handler>;
+  // HEAD runs the GET handler; node sends its headers without the body.
+  const head = Object.fromEntries(Object.entries(get).map(([id, handler]) => [id.replace(/^get/, 'head'), handler]));
+  return { ...get, ...head } as Record<ServiceOperationId, Handler>;
 }

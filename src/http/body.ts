@@ -1,12 +1,10 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Operation } from 'openapi-backend';
 import { duplicateKey } from './jsonKeys';
 import { HttpProblem, invalid } from './problem';
 import type { RouteTable } from './routes';
 import { malformedStrings } from './validation';
-import { withoutServiceSetFields } from './serviceSet';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
@@ -60,9 +58,6 @@ export function jsonBody(routes: RouteTable, limit: number) {
           new HttpProblem(400, `The request body has the key "${twice}" more than once`, [{ field: twice, message: 'must appear once' }]),
         );
       }
-      // The fields the service sets go here, before anything reads the body: the contract ignores
-      // them whatever their values (a fetched record can be sent back).
-      req.body = withoutServiceSetFields(res.locals.operation as Operation | undefined, req.body);
       const bad = malformedStrings(req.body);
       next(bad.length ? invalid(bad) : undefined);
     });

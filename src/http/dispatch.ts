@@ -4,6 +4,7 @@ import { type FieldError, HttpProblem, invalid } from './problem';
 import type { RequestLocals } from './requestContext';
 import { fieldErrors, onlyPathErrors, operationParams } from './validation';
 import { sentTarget } from './target';
+import { withoutServiceSetFields } from './serviceSet';
 
 /** Errors a request can have beyond the spec's (a list's own rules), so that one 400 names all. */
 export type ExtraErrors = (operationId: string, query: Record<string, string | string[]>) => FieldError[];
@@ -57,7 +58,8 @@ export function dispatch(api: OpenAPIBackend, extraErrors: ExtraErrors) {
         query: coerced.query,
         headers: request.headers,
         cookies: {},
-        requestBody: request.body,
+        // Validated with them (typed as in a record), then dropped: their values are ignored.
+        requestBody: withoutServiceSetFields(operation, request.body),
       };
       const context = { api, operation, validation, request: parsed } as Context;
       const handler = api.handlers[operation.operationId ?? ''];

@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express';
 import { ConcurrencyLimiter } from '../lib/concurrency';
 
-/** The export formats a list answers, by media type; JSON (a page) stays the default. */
+/** The export formats, by media type; NDJSON is the default. */
 export type ExportFormat = 'ndjson' | 'csv';
 
 const TYPES: Record<ExportFormat, string> = {
@@ -9,9 +9,9 @@ const TYPES: Record<ExportFormat, string> = {
   csv: 'text/csv',
 };
 
-/** The format the client asks for, or undefined for the page JSON (also for `*\/*` or no Accept). */
+/** The format the client asks for (NDJSON for `*\/*` or no Accept), or undefined when it accepts neither. */
 export function exportFormat(req: Request): ExportFormat | undefined {
-  const best = req.accepts(['application/json', TYPES.ndjson, TYPES.csv]);
+  const best = req.accepts([TYPES.ndjson, TYPES.csv]);
   return best === TYPES.ndjson ? 'ndjson' : best === TYPES.csv ? 'csv' : undefined;
 }
 

@@ -38,10 +38,11 @@ export function routeTable(operations: Operation[]): RouteTable {
     }
     route.byMethod.set(op.method.toUpperCase(), op);
   }
-  // Literal paths before templates, as openapi-backend orders them; then HEAD goes with GET.
+  // Literal paths before templates, as openapi-backend orders them; HEAD is served with GET
+  // even where the spec does not declare it (it declares it beside every GET).
   const ordered = [...routes.values()].sort((a, b) => a.names.length - b.names.length);
   for (const r of ordered) {
-    r.allowed = [...r.byMethod.keys()];
+    r.allowed = [...r.byMethod.keys()].filter((m) => m !== 'HEAD');
     if (r.byMethod.has('GET')) r.allowed.splice(r.allowed.indexOf('GET') + 1, 0, 'HEAD');
   }
 
@@ -63,7 +64,7 @@ export function routeTable(operations: Operation[]): RouteTable {
     match(method, path) {
       const found = find(path);
       if (!found) return { kind: 'none' };
-      const operation = found.route.byMethod.get(method === 'HEAD' ? 'GET' : method);
+      const operation = found.route.byMethod.get(method) ?? (method === 'HEAD' ? found.route.byMethod.get('GET') : undefined);
       if (!operation) return { kind: 'method', allowed: found.route.allowed };
       const params: Record<string, string> = {};
       found.route.names.forEach((name, i) => {

@@ -10,8 +10,8 @@ function jsonSchema(content: Record<string, OpenAPIV3.MediaTypeObject> | undefin
 
 /**
  * The fields the service sets: the properties of the operation's body schema that are
- * marked `x-set-by-service` (`id`, `created_at`, `updated_at`). A body may carry them with any value; they
- * never reach a handler.
+ * marked `x-set-by-service` (`id`, `created_at`, `updated_at`). A body may carry them, typed as in
+ * a record; they never reach a handler.
  */
 export function serviceSetFields(operation: Operation): ReadonlySet<string> {
   let fields = cache.get(operation);
@@ -24,8 +24,8 @@ export function serviceSetFields(operation: Operation): ReadonlySet<string> {
 }
 
 /**
- * The body without the service-set fields (the contract ignores their values), before validation
- * and the handler. Anything but a JSON object is returned as it is, for the validator to judge.
+ * The body without the service-set fields (the contract ignores their values), after validation
+ * and before the handler. Anything but a JSON object is returned as it is.
  */
 export function withoutServiceSetFields(operation: Operation | undefined, body: unknown): unknown {
   if (!operation || !body || typeof body !== 'object' || Array.isArray(body)) return body;

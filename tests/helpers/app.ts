@@ -85,7 +85,7 @@ export function requester(url: string): Requester {
     const res = await fetch(url + path, { method, headers, body: payload, redirect: 'manual' });
     const text = await res.text();
     const type = res.headers.get('content-type') ?? '';
-    const body = type.includes('json') && text ? JSON.parse(text) : text;
+    const body = /^application\/(problem\+)?json/.test(type) && text ? JSON.parse(text) : text;
     await assertMatchesContract({ method, path: path.split('?')[0], status: res.status, headers: res.headers, body });
     return { status: res.status, headers: res.headers, body: body as T };
   };

@@ -2,7 +2,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import { rowSource } from '../../scripts/seed/data';
 import { type Collection, collections, operationIds } from '../../src/collections';
 import { recordColumns, writeSchema } from '../../src/db/tables';
-import { loadSpec } from '../../src/spec';
+import { clientProperties, loadSpec } from '../../src/spec';
 import { deref } from './fuzz/spec';
 
 /**
@@ -63,7 +63,8 @@ const spec = loadSpec();
 /** The first client field that holds free text and is not searched. */
 function unsearchedText(c: Collection): string | undefined {
   // Free text only: an enumerated or patterned field is a varchar too, but cannot hold a marker.
-  const props = (writeSchema(spec, c).properties ?? {}) as Record<string, OpenAPIV3.SchemaObject>;
+  // Resolved: a field with a default is a $ref to a named schema (ADR 0015).
+  const props = clientProperties(spec, c.resource);
   return recordColumns(spec, c).find(
     (f) =>
       (f.kind === 'varchar' || f.kind === 'text') &&
@@ -100,7 +101,7 @@ function seedRows(c: Collection): (count: number) => Record<string, unknown>[] {
 export function generated(c: Collection): HandWritten {
   const source = rowSource(c.name, 1_000_000, 7);
   const fields = recordColumns(spec, c);
-  const props = (writeSchema(spec, c).properties ?? {}) as Record<string, OpenAPIV3.SchemaObject>;
+  const props = clientProperties(spec, c.resource);
   const value = (n: number, field: string) => source.row(n)[source.columns.indexOf(field)];
   const required = new Set(writeSchema(spec, c).required ?? []);
   // As the hand-written ones are: a create body with the required fields only, and a PATCH that
@@ -131,7 +132,7 @@ function maxPageSize(c: Collection): number {
 /** Optional fields' defaults, as a created record shows them. */
 function defaults(c: Collection): Record<string, unknown> {
   const write = writeSchema(spec, c);
-  const props = (write.properties ?? {}) as Record<string, OpenAPIV3.SchemaObject>;
+  const props = clientProperties(spec, c.resource);
   return Object.fromEntries(
     recordColumns(spec, c)
       .filter((f) => !(write.required ?? []).includes(f.name))

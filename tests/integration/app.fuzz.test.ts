@@ -42,7 +42,7 @@ const SKIP = process.env.FUZZ_SKIP ? new RegExp(process.env.FUZZ_SKIP) : undefin
 
 // The model does not follow bulk writes yet: tests/integration/handlers/bulk.test.ts covers them.
 const operations = specOperations().filter((op) => !/\/bulk(-delete)?\/$/.test(op.path));
-const lists = operations.filter((op) => op.collection && op.method === 'GET' && !op.path.includes('{'));
+const lists = operations.filter((op) => op.collection && op.method === 'GET' && !op.path.includes('{') && !op.path.endsWith('/export/'));
 const rules: Record<string, CollectionRules> = collectionRules(operations);
 
 function planOptions(collection: string | undefined): PlanOptions {

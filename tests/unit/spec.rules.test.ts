@@ -1,16 +1,17 @@
 import type { OpenAPIV3 } from 'openapi-types';
 import { collections, operationIds } from '../../src/collections';
-import { clientProperties, loadSpec } from '../../src/spec';
+import { clientProperties, isSetByService, loadSpec } from '../../src/spec';
 import { deref } from '../helpers/fuzz/spec';
 
 // Rules the hand-written contract keeps for every operation, so that an operation added or edited
 // by hand cannot silently lack what its neighbours document.
 const spec = loadSpec();
-const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+const METHODS = ['get', 'head', 'put', 'post', 'delete', 'patch'] as const;
 const API_ERRORS = ['400', '401', '405', '429', '500', '503'];
 
 interface Op {
   id: string;
+  method: (typeof METHODS)[number];
   path: string;
   raw: OpenAPIV3.OperationObject;
   responses: Record<string, OpenAPIV3.ResponseObject>;
@@ -22,6 +23,7 @@ const ops: Op[] = Object.entries(spec.paths).flatMap(([path, item]) =>
     const raw = item![m]!;
     return {
       id: raw.operationId!,
+      method: m,
       path,
       raw,
       responses: deref(raw.responses, spec) as Record<string, OpenAPIV3.ResponseObject>,
@@ -55,7 +57,8 @@ test.each(ops.map((o) => [o.id, o] as const))('%s declares the rate limit header
 test.each(ops.map((o) => [o.id, o] as const))('%s answers every error as problem+json, each status in the error table', (_id, op) => {
   for (const [status, response] of Object.entries(op.responses)) {
     if (Number(status) < 400) continue;
-    expect([status, Object.keys(response.content ?? {})]).toEqual([status, ['application/problem+json']]);
+    // HEAD has no body, its problem included (checked below).
+    if (op.method !== 'head') expect([status, Object.keys(response.content ?? {})]).toEqual([status, ['application/problem+json']]);
     expect([status, table.includes(`| ${status} |`)]).toEqual([status, true]);
   }
 });
@@ -64,6 +67,27 @@ test.each(api.map((o) => [o.id, o] as const))('%s documents 400, 401, 405, 429, 
   expect(Object.keys(op.responses)).toEqual(expect.arrayContaining(API_ERRORS));
   // The top-level requirement (the bearer token) applies: an /api/ operation does not override it.
   expect(op.raw.security).toBeUndefined();
+});
+
+// HEAD is answered wherever GET is, so it is declared beside every GET: generators and Prism then
+// know it, and its answers carry GET's headers without a body.
+const gets = ops.filter((o) => o.method === 'get');
+test.each(gets.map((o) => [o.path, o] as const))('%s declares HEAD as its GET: parameters, statuses, headers, no body', (_path, get) => {
+  const head = ops.find((o) => o.path === get.path && o.method === 'head');
+  // listPosts: headPosts, getPost: headPost, exportPosts: headExportPosts.
+  expect(head?.id).toBe(
+    /^(list|get)[A-Z]/.test(get.id) ? get.id.replace(/^(list|get)/, 'head') : `head${get.id[0].toUpperCase()}${get.id.slice(1)}`,
+  );
+  expect(head!.raw.parameters).toEqual(get.raw.parameters);
+  expect(head!.raw.security).toEqual(get.raw.security);
+  expect(Object.keys(head!.responses)).toEqual(Object.keys(get.responses));
+  for (const [status, response] of Object.entries(head!.responses)) {
+    expect([status, response.content]).toEqual([status, undefined]);
+    expect([status, Object.keys(response.headers ?? {})]).toEqual([
+      status,
+      expect.arrayContaining(Object.keys(get.responses[status].headers ?? {})),
+    ]);
+  }
 });
 
 test('the top-level security requirement names the bearer scheme', () => {
@@ -88,7 +112,17 @@ describe.each(collections.map((c) => [c.name, c] as const))('the %s operations',
       `/api/${c.name}/{id}/`,
       `/api/${c.name}/{id}/`,
       `/api/${c.name}/{id}/`,
+      `/api/${c.name}/export/`,
     ]);
+  });
+
+  // Exports are operations of their own, so that a list has one media type for generators to type.
+  test('export takes the list parameters but the paging ones, and answers NDJSON or CSV; the list JSON only', () => {
+    const exporting = byId.get(ids.export)!;
+    expect(paramNames(exporting)).toEqual(paramNames(list).filter((p) => !['page', 'cursor', 'page_size'].includes(p)));
+    expect(Object.keys(exporting.responses['200'].content ?? {})).toEqual(['application/x-ndjson', 'text/csv']);
+    expect(Object.keys(exporting.responses)).toContain('406');
+    expect(Object.keys(list.responses['200'].content ?? {})).toEqual(['application/json']);
   });
 
   test('list takes pages, cursors, search, ordering and every declared filter', () => {
@@ -114,20 +148,31 @@ describe.each(collections.map((c) => [c.name, c] as const))('the %s operations',
     expect(declared.filter((f) => !(f in clientProperties(spec, c.resource)))).toEqual([]);
   });
 
-  // A record field that `$ref`s a write field with a `default` inherits it, and generators that keep
-  // defaulted fields optional (openapi-typescript's --default-non-nullable false) then type the
-  // record's field as possibly undefined, though every answer carries it. Such fields are restated
-  // in the record: the same rules, without the default.
-  test('a record restates each defaulted write field with the same rules and no default', () => {
-    const record = spec.components!.schemas![c.resource] as OpenAPIV3.SchemaObject;
-    const rules = (s: object | undefined) => {
-      const { description: _description, example: _example, ...rest } = (s ?? {}) as OpenAPIV3.SchemaObject;
+  // openapi-typescript (with its defaults) makes a property that has its own `default` required, in
+  // request bodies too: a field a client may leave out `$ref`s a named schema that carries the
+  // default instead, and the record and the patch name the same schema (ADR 0015).
+  test('a defaulted field is a $ref to the schema that holds its default, in write, patch and record alike', () => {
+    const raw = (name: string) => (spec.components!.schemas![name] as OpenAPIV3.SchemaObject).properties ?? {};
+    const defaulted = Object.entries(raw(`${c.resource}Write`)).filter(([, p]) => 'default' in deref<object>(p, spec));
+    for (const [field, p] of Object.entries(raw(`${c.resource}Write`))) expect([field, 'default' in p]).toEqual([field, false]);
+    expect(defaulted.map(([field]) => [field, raw(c.resource)[field], raw(`${c.resource}Patch`)[field]])).toEqual(
+      defaulted.map(([field, p]) => [field, p, p]),
+    );
+    for (const [, p] of defaulted) expect(p).toHaveProperty('$ref');
+  });
+
+  // Server-set fields are typed as in the record (never `unknown` in a generated client), so a
+  // record fetched is a body of its write type.
+  test('id and the timestamps in a write schema are typed as in the record', () => {
+    const record = deref(spec.components!.schemas![c.resource], spec) as OpenAPIV3.SchemaObject;
+    const rules = (s: unknown) => {
+      const { description: _d, example: _e, 'x-set-by-service': _x, ...rest } = deref(s, spec) as Record<string, unknown>;
       return rest;
     };
-    const defaulted = Object.entries(write.properties ?? {}).filter(([, p]) => 'default' in p);
-    expect(defaulted.map(([field]) => [field, rules(record.properties?.[field])])).toEqual(
-      defaulted.map(([field, p]) => [field, { ...rules(p), default: undefined }]),
-    );
+    for (const field of ['id', 'created_at', 'updated_at']) {
+      expect([field, rules(write.properties![field])]).toEqual([field, rules(record.properties![field])]);
+      expect(write.required ?? []).not.toContain(field);
+    }
   });
 
   test('create is idempotent on request and answers Location, ETag and Idempotent-Replayed', () => {
@@ -151,11 +196,11 @@ describe.each(collections.map((c) => [c.name, c] as const))('the %s operations',
 });
 
 // An unbounded integer would pass validation and fail in the database (or lose precision in JSON
-// above 2^53): every integer a client sends is bounded.
+// above 2^53): every integer a client sends to be stored fits an INT column (the ignored `id`, 2^53).
 const integers = Object.entries(spec.components?.schemas ?? {}).flatMap(([name, schema]) =>
   name.endsWith('Write')
     ? Object.entries((deref(schema, spec) as OpenAPIV3.SchemaObject).properties ?? {})
-        .filter(([, p]) => (p as OpenAPIV3.SchemaObject).type === 'integer')
+        .filter(([, p]) => (p as OpenAPIV3.SchemaObject).type === 'integer' && !isSetByService(p))
         .map(([field, p]) => [`${name}.${field}`, p as OpenAPIV3.SchemaObject] as const)
     : [],
 );

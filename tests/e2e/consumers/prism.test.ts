@@ -1,5 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApp, type TestApp } from '../../helpers/app';
@@ -11,6 +13,7 @@ import { freePort } from '../../../scripts/lib/ports';
 // header. Valid traffic over all five collections must draw none.
 let app: TestApp;
 let prism: ChildProcess;
+let headShim: Server;
 let proxy: string;
 let output = '';
 const dir = mkdtempSync(join(tmpdir(), 'records-prism-'));
@@ -21,9 +24,11 @@ beforeAll(async () => {
   writeFileSync(spec, await (await fetch(`${app.url}/openapi.json`)).text());
   const port = await freePort();
   proxy = `http://127.0.0.1:${port}`;
+  headShim = await headWithoutContentType(app.url);
+  const upstream = `http://127.0.0.1:${(headShim.address() as AddressInfo).port}`;
   prism = spawn(
     join(__dirname, '../../../node_modules/.bin/prism'),
-    ['proxy', spec, app.url, '--host', '127.0.0.1', '--port', String(port)],
+    ['proxy', spec, upstream, '--host', '127.0.0.1', '--port', String(port)],
     {
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -37,8 +42,28 @@ beforeAll(async () => {
   }
 }, 90_000);
 
+/**
+ * Passes everything through, but drops Content-Type from HEAD answers: Prism's proxy parses a
+ * body it is told is JSON even on HEAD, and answers 500 on the empty one. The service keeps GET's
+ * headers on HEAD (RFC 9110); Prism still checks the status and every other header.
+ */
+async function headWithoutContentType(target: string): Promise<Server> {
+  const server = createServer((req, res) => {
+    const upstream = httpRequest(target + req.url, { method: req.method, headers: req.headers }, (answer) => {
+      const headers = { ...answer.headers };
+      if (req.method === 'HEAD') delete headers['content-type'];
+      res.writeHead(answer.statusCode!, headers);
+      answer.pipe(res);
+    });
+    req.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
 afterAll(async () => {
   prism?.kill();
+  headShim?.close();
   await app?.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -79,12 +104,19 @@ test.each(fixtures.map((f) => [f.name, f] as const))(
       expect((await send('GET', `/api/${name}/${query}`)).status).toBe(200);
     }
     for (const accept of ['application/x-ndjson', 'text/csv']) {
-      expect((await send('GET', `/api/${name}/`, { headers: { accept } })).status).toBe(200);
+      expect((await send('GET', `/api/${name}/export/?ordering=-id`, { headers: { accept } })).status).toBe(200);
+      expect((await send('HEAD', `/api/${name}/export/`, { headers: { accept } })).status).toBe(200);
     }
+    expect((await send('GET', `/api/${name}/export/`, { headers: { accept: 'application/json' } })).status).toBe(406);
     const got = await send('GET', `/api/${name}/${id}/`);
     expect(got.status).toBe(200);
     const tag = got.headers.get('etag')!;
     expect((await send('GET', `/api/${name}/${id}/`, { headers: { 'if-none-match': tag } })).status).toBe(304);
+    // HEAD, declared beside every GET: its successes and its failures, all without a body.
+    expect((await send('HEAD', `/api/${name}/?ordering=-id`)).status).toBe(200);
+    expect((await send('HEAD', `/api/${name}/${id}/`)).headers.get('etag')).toBe(tag);
+    expect((await send('HEAD', `/api/${name}/${id}/`, { headers: { 'if-none-match': tag } })).status).toBe(304);
+    expect((await send('HEAD', `/api/${name}/?page=99`)).status).toBe(404);
     const patched = await send('PATCH', `/api/${name}/${id}/`, { body: f.patch, headers: { 'if-match': tag } });
     expect(patched.status).toBe(200);
     expect((await send('PATCH', `/api/${name}/${id}/`, { body: f.patch, headers: { 'if-match': tag } })).status).toBe(412);
@@ -96,6 +128,7 @@ test.each(fixtures.map((f) => [f.name, f] as const))(
     if (f.uniqueFields.length) expect((await send('POST', `/api/${name}/`, { body: f.valid(3) })).status).toBe(409);
     expect((await send('DELETE', `/api/${name}/${id}/`)).status).toBe(204);
     expect((await send('GET', `/api/${name}/${id}/`)).status).toBe(404);
+    expect((await send('HEAD', `/api/${name}/${id}/`)).status).toBe(404);
     expect((await send('GET', `/api/${name}/?page=99`)).status).toBe(404);
     expect(violations).toEqual([]);
   },
@@ -104,8 +137,10 @@ test.each(fixtures.map((f) => [f.name, f] as const))(
 
 test('the service operations draw no violation', async () => {
   violations.length = 0;
-  for (const path of ['/healthz', '/readyz', '/openapi.json', '/openapi.yaml', '/metrics'])
+  for (const path of ['/healthz', '/readyz', '/openapi.json', '/openapi.yaml', '/metrics']) {
     expect((await send('GET', path)).status).toBe(200);
+    expect((await send('HEAD', path)).status).toBe(200);
+  }
   expect(violations).toEqual([]);
 });
 

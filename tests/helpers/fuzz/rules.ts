@@ -28,7 +28,9 @@ export const PAGING = ['page', 'page_size', 'cursor', 'search', 'ordering'];
 function rulesOf(operations: Operation[], name: string, uniqueFields: readonly string[], searchFields: readonly string[]): CollectionRules {
   const write = operations.find((op) => op.collection === name && op.method === 'POST')!.body!;
   const fields = Object.fromEntries(writable(write));
-  const list = operations.find((op) => op.collection === name && op.method === 'GET' && !op.path.includes('{'))!;
+  const list = operations.find(
+    (op) => op.collection === name && op.method === 'GET' && !op.path.includes('{') && !op.path.endsWith('/export/'),
+  )!;
   const ordering = list.params.find((p) => p.name === 'ordering')!.schema as { items: { enum: string[] } };
   const ranked = SPEC_WORDS.ranked[name] ?? [];
   const kind = (field: string): SortKind => {

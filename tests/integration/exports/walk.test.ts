@@ -75,7 +75,7 @@ test('a client that stops reading holds the walk (backpressure); one that discon
   const posts = () => queries.filter((q) => /from [`"]posts[`"]/i.test(q)).length;
   const pause = () => new Promise((r) => setTimeout(r, 500));
   const abort = new AbortController();
-  const res = await fetch(`${app.url}/api/posts/`, { headers: { accept: 'application/x-ndjson' }, signal: abort.signal });
+  const res = await fetch(`${app.url}/api/posts/export/`, { headers: { accept: 'application/x-ndjson' }, signal: abort.signal });
   expect(res.status).toBe(200);
   const reader = res.body!.getReader();
   await reader.read();
@@ -92,7 +92,7 @@ test('a client that stops reading holds the walk (backpressure); one that discon
   await reader.cancel().catch(() => undefined);
   await pause();
   expect(posts()).toBe(paused);
-  const complete = await fetch(`${app.url}/api/posts/`, { headers: { accept: 'application/x-ndjson' } });
+  const complete = await fetch(`${app.url}/api/posts/export/`, { headers: { accept: 'application/x-ndjson' } });
   expect((await complete.text()).split('\n').length - 1).toBe(ROWS);
 });
 

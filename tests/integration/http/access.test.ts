@@ -127,7 +127,7 @@ describe('the spec declares it', () => {
         });
       }
     }
-    expect(seen.length).toBe(46);
+    expect(seen.length).toBe(72);
   });
 });
 

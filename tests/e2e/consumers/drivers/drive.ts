@@ -102,3 +102,19 @@ export async function main(collections: Collection<any, any, any>[]): Promise<vo
   for (const c of collections) out[c.name] = await drive(c, Number(process.argv[3] ?? 1));
   console.log(JSON.stringify(out));
 }
+
+// Compile-time checks each driver applies to its generator's types.
+export type Assert<T extends true> = T;
+/** The keys a value of T must have. */
+export type RequiredKeys<T> = { [K in keyof T]-?: {} extends Pick<T, K> ? never : K }[keyof T];
+export type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+/**
+ * A write type asks exactly the spec's required fields (none with a default), and types the
+ * server-set fields as the record does (a number and strings, never unknown).
+ */
+export type WriteTypedRight<W, Required> =
+  Same<RequiredKeys<W>, Required> extends true
+    ? W extends { id?: infer I; created_at?: infer C; updated_at?: infer U }
+      ? Same<[NonNullable<I>, NonNullable<C>, NonNullable<U>], [number, string, string]>
+      : false
+    : false;

@@ -19,7 +19,8 @@ import type {
   UserPatch,
   UserWrite,
 } from './hey/types.gen';
-import { type Answer, type Collection, main, pad } from './drive';
+import { type Answer, type Assert, type Collection, main, pad, type WriteTypedRight } from './drive';
+import type { RequiredOf } from './expected';
 
 client.setConfig({ baseUrl: process.argv[2] });
 const problem = (a: Answer<unknown>) => a.error as Problem | undefined;
@@ -91,6 +92,15 @@ const tasks: Collection<TaskWrite, TaskPatch, Task> = {
   bad: () => sdk.listTasks({ query: { page_size: 101 } }),
   problem,
 };
+
+// Every write type asks exactly the spec's required fields, and types id and the timestamps.
+export type WriteTypes = [
+  Assert<WriteTypedRight<PostWrite, RequiredOf['PostWrite']>>,
+  Assert<WriteTypedRight<ProductWrite, RequiredOf['ProductWrite']>>,
+  Assert<WriteTypedRight<BookWrite, RequiredOf['BookWrite']>>,
+  Assert<WriteTypedRight<UserWrite, RequiredOf['UserWrite']>>,
+  Assert<WriteTypedRight<TaskWrite, RequiredOf['TaskWrite']>>,
+];
 
 void main([posts, products, books, users, tasks]).catch((err) => {
   console.error(err);

@@ -1,8 +1,9 @@
-// openapi-typescript (types in ./openapi-typescript.ts from the served contract, with
-// defaultNonNullable: false) and openapi-fetch, typed for the JSON media type.
+// openapi-typescript (types in ./openapi-typescript.ts from the served contract, its default
+// options) and openapi-fetch, with no option but the base URL.
 import createClient from 'openapi-fetch';
 import type { components, paths } from './openapi-typescript';
-import { type Answer, type Collection, main, pad } from './drive';
+import { type Answer, type Assert, type Collection, main, pad, type WriteTypedRight } from './drive';
+import type { RequiredOf } from './expected';
 
 type S = components['schemas'];
 type Post = S['Post'];
@@ -21,7 +22,7 @@ type Task = S['Task'];
 type TaskWrite = S['TaskWrite'];
 type TaskPatch = S['TaskPatch'];
 type Problem = S['Problem'];
-const api = createClient<paths, 'application/json' | 'application/problem+json'>({ baseUrl: process.argv[2] });
+const api = createClient<paths>({ baseUrl: process.argv[2] });
 const problem = (a: Answer<unknown>) => a.error as Problem | undefined;
 
 const posts: Collection<PostWrite, PostPatch, Post> = {
@@ -92,17 +93,14 @@ const tasks: Collection<TaskWrite, TaskPatch, Task> = {
   problem,
 };
 
-// Every answer carries every field of a record, defaulted ones included: with defaultNonNullable
-// false none may be typed as possibly undefined (a record field that reused a defaulted write
-// field was, until the spec restated them).
+// Every answer carries every field of a record, defaulted ones included: none may be typed as
+// possibly undefined.
 type Undefinable<T> = T extends unknown ? { [K in keyof T]-?: undefined extends T[K] ? K : never }[keyof T] : never;
-type Assert<T extends true> = T;
 export type EveryRecordFieldIsSent = Assert<[Undefinable<Post | Product | Book | User | Task>] extends [never] ? true : false>;
 
 /**
- * The README's example, compiled under strict with the rest (not run): a call's `error` is its
- * problem, typed, with no cast. Typed for `application/json` alone, the client typed it as the
- * map of media types, and the README's `error.status` did not compile.
+ * The README's example, compiled under strict with the rest (not run): `createClient<paths>()`
+ * with no second type argument; a call's `error` is its problem, typed, with no cast.
  */
 export async function readmeExample(): Promise<string> {
   const { data: book, error } = await api.POST('/api/books/', {
@@ -112,6 +110,15 @@ export async function readmeExample(): Promise<string> {
   const { data: page } = await api.GET('/api/books/', { params: { query: { search: 'tolkien', page_size: 20 } } });
   return `${book.id}: ${page?.count} ${page?.results.map((b) => b.title).join()}`;
 }
+
+// Every write type asks exactly the spec's required fields, and types id and the timestamps.
+export type WriteTypes = [
+  Assert<WriteTypedRight<PostWrite, RequiredOf['PostWrite']>>,
+  Assert<WriteTypedRight<ProductWrite, RequiredOf['ProductWrite']>>,
+  Assert<WriteTypedRight<BookWrite, RequiredOf['BookWrite']>>,
+  Assert<WriteTypedRight<UserWrite, RequiredOf['UserWrite']>>,
+  Assert<WriteTypedRight<TaskWrite, RequiredOf['TaskWrite']>>,
+];
 
 void main([posts, products, books, users, tasks]).catch((err) => {
   console.error(err);

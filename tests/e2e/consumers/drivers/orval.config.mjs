@@ -1,5 +1,5 @@
-// orval's configuration for tests/e2e/consumers/sdks.test.ts (its CLI has no flags for these): the
-// fetch client, and only what the README's table of generators says orval needs.
+// orval's configuration for tests/e2e/consumers/sdks.test.ts (its CLI has no flag for the base
+// URL): the fetch client, and a base URL, nothing else.
 
 export default {
   records: {
@@ -7,12 +7,8 @@ export default {
     output: {
       target: './orval/api.ts',
       client: 'fetch',
-      // Paths are relative (the spec's server is `/`): in Node a client needs the service's URL.
+      // In Node a client needs the service's URL (the spec's server is a default for docs).
       baseUrl: { runtime: 'process.env.RECORDS_API_URL' },
-      // Lists also answer NDJSON and CSV; with `application/x-ndjson` among an operation's media
-      // types, orval returns the raw Response for every answer of that list, JSON pages and
-      // errors included, unparsed (while typing `data`).
-      override: { contentType: { exclude: ['application/x-ndjson', 'text/csv'] } },
     },
   },
 };

@@ -1,5 +1,5 @@
 // orval's fetch client (`client: 'fetch'`), generated into ./orval/api.ts from the served contract
-// with the two options the README gives: a base URL, and the exports' media types left out.
+// with a base URL and nothing else.
 import * as api from './orval/api';
 import type {
   Book,
@@ -19,7 +19,8 @@ import type {
   UserPatch,
   UserWrite,
 } from './orval/api';
-import { type Answer, type Collection, main, pad } from './drive';
+import { type Answer, type Assert, type Collection, main, pad, type WriteTypedRight } from './drive';
+import type { RequiredOf } from './expected';
 
 // orval answers `{ data, status, headers }` typed per status. This only compiles while every
 // error status that orval types carries the spec's Problem as its body.
@@ -102,6 +103,15 @@ const tasks: Collection<TaskWrite, TaskPatch, Task> = {
   bad: () => answer(api.listTasks({ page_size: 101 })),
   problem,
 };
+
+// Every write type asks exactly the spec's required fields, and types id and the timestamps.
+export type WriteTypes = [
+  Assert<WriteTypedRight<PostWrite, RequiredOf['PostWrite']>>,
+  Assert<WriteTypedRight<ProductWrite, RequiredOf['ProductWrite']>>,
+  Assert<WriteTypedRight<BookWrite, RequiredOf['BookWrite']>>,
+  Assert<WriteTypedRight<UserWrite, RequiredOf['UserWrite']>>,
+  Assert<WriteTypedRight<TaskWrite, RequiredOf['TaskWrite']>>,
+];
 
 void main([posts, products, books, users, tasks]).catch((err) => {
   console.error(err);
