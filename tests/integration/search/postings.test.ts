@@ -1,4 +1,6 @@
-import { deleteRecord, insertRecord, updateRecord } from '../../../src/db/records';
+import { deleteRecord, insertRecord, listRecords, updateRecord } from '../../../src/db/records';
+import { createSearch } from '../../../src/search';
+import { NEWEST_FIRST as order, scannedIds } from '../../helpers/scan';
 import { dbTimestamp } from '../../../src/db/time';
 import { emptyIndex, searchSchema } from '../../../src/search';
 import { decode } from '../../../src/search/mysql/postings';
@@ -64,6 +66,43 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     expect(after).not.toEqual(first);
     expect(after).toEqual(await fromDocs(name));
     expect(await t.db(wordTables(name).pending).count({ n: '*' })).toEqual([{ n: 0 }]);
+  });
+
+  test('searches answer as the scan does, from the postings and from FULLTEXT, indexed or pending', async () => {
+    const spec = { table: name, searchFields: f.searchFields };
+    const terms = [['alpha'], ['OMEGA'], ['eta'], ['alpha', 'omega'], ['délta'], ['zzz'], ['beta', 'psi']];
+    // Few matches preloaded, and (maxPreloaded 1) many walked along the order's index.
+    const engines = [{}, { maxPreloaded: 1 }, { postings: 0 }].map((tuning) => createSearch(tuning));
+    const check = async () => {
+      for (const ts of terms)
+        for (const [pageSize, page] of [
+          [10, 1],
+          [1, 2],
+        ]) {
+          const want = await scannedIds(t.db, name, f.searchFields, ts);
+          for (const engine of engines) {
+            const got = await listRecords(t.db, spec, { terms: ts, filters: [], order, page, pageSize }, engine);
+            expect([ts, got.count]).toEqual([ts, want.length]);
+            expect([ts, ('rows' in got ? got.rows : []).map((r) => Number(r.id))]).toEqual([
+              ts,
+              want.slice((page - 1) * pageSize, page * pageSize),
+            ]);
+          }
+        }
+    };
+    await check();
+    const id = await insert('alpha omega eta');
+    await check(); // pending
+    await indexPending(t.db, name);
+    await check();
+    await updateRecord(t.db, name, id, { [field]: 'beta psi' });
+    await check();
+    await indexPending(t.db, name);
+    await check();
+    await deleteRecord(t.db, name, id);
+    await check();
+    await indexPending(t.db, name);
+    await check();
   });
 
   test('the migration fills them from the docs rows; emptying the index empties them', async () => {
