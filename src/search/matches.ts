@@ -32,7 +32,7 @@ export async function preloadMatches(
   order?: readonly OrderKey[],
 ): Promise<PreloadedMatches | undefined> {
   if (plan.atMost === 0) return { ids: [], inOrder: true }; // no candidate: nothing to read
-  if (plan.matchIds && !filters.length) return { ids: plan.matchIds, inOrder: false };
+  if (plan.members && !filters.length) return plan.matchIds && { ids: plan.matchIds, inOrder: false };
   // The token index reads its matches again cheaply: only the few read with the count are kept.
   if (plan.cheapReads) {
     const ids = filters.length ? undefined : await plan.few?.();

@@ -36,7 +36,7 @@ export interface SearchPlan {
   count?: () => Promise<number>;
   /** `count` reads no record and no FULLTEXT match (MySQL's postings): it waits for no search slot. */
   countReadsNoRow?: boolean;
-  /** Every match's id, ascending, when the postings found at most `tuning.maxPreloaded`. */
+  /** Every match's id, ascending, when the postings found at most `tuning.postingsInList`: a page reads them by id. */
   matchIds?: readonly number[];
   /** Every match (MySQL's postings): a page may walk the order's index and test each id in it. */
   members?: IdSet;
@@ -138,7 +138,7 @@ export async function planSearch(
           indexed: true,
           count: () => Promise.resolve(size),
           countReadsNoRow: true,
-          matchIds: ids,
+          matchIds: ids && ids.length <= tuning.postingsInList ? ids : undefined,
           members,
           among,
           walkLimit,

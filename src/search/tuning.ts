@@ -30,6 +30,8 @@ export const defaultTuning = Object.freeze({
   denseShare: 0.9,
   /** MySQL: 1 answers searches the word index decides from the block postings (mysql/postings.ts); 0 from FULLTEXT. */
   postings: 1,
+  /** MySQL: a page of at most this many postings matches reads them by id; more walk the order's index (FLOOR.md: the two cross near 600). */
+  postingsInList: 600,
   /** MySQL: a page of the postings' matches walks at most this many entries of the order's index. */
   postingsWalk: 200_000,
   /** MySQL: costly search statements run at once per process (limiter.ts); from DB_SEARCH_TURNS. */
