@@ -20,6 +20,7 @@ import { collectionNamed, collections } from '../collections';
 
 const {
   addDenseWords,
+  addPostings,
   addRemovalsRow,
   addWordGrams,
   addWordIndex,
@@ -319,6 +320,19 @@ migrations['20261128_012_bulk_count_slot'] = {
       await recount(db, table);
       await db('record_counts').where({ table_name: table, slot: BULK_COUNT_SLOT }).delete();
     }
+  },
+};
+
+migrations['20261128_013_search_postings'] = {
+  // MySQL: per word and block of ids, the records holding it (src/search/mysql/postingsTable.ts), filled
+  // from the docs rows, so that a search counts its matches without InnoDB FULLTEXT visiting them.
+  async up(db) {
+    if (!isMysql(db)) return;
+    for (const table of RECORD_TABLES) await addPostings(db, table, wordTables(table).docs);
+  },
+  async down(db) {
+    if (!isMysql(db)) return;
+    for (const table of RECORD_TABLES) await db.schema.dropTableIfExists(wordTables(table).postings);
   },
 };
 

@@ -16,7 +16,7 @@ import {
   type TableSpec,
 } from '../db/pages';
 import type { Costly, SearchLimiter } from './limiter';
-import { narrowPage, narrowToMatches, pageWalks, type PreloadedMatches, preloadMatches, walksOrderIndex } from './matches';
+import { narrowPage, narrowToMatches, pageWalks, type PreloadedMatches, preloadMatches, walkMembers, walksOrderIndex } from './matches';
 import { inSearchSnapshot, planSearch, type SearchPlan } from './plan';
 import { applySearch, foldCollation } from './predicate';
 import type { SearchTuning } from './tuning';
@@ -50,13 +50,28 @@ export async function listMatches(ctx: SearchContext, db: Db, spec: TableSpec, r
     ? preloaded.ids.length
     : plan.count && !request.filters.length
       ? // The index holds exactly the table's rows: a common term costs no visit to them.
-        await limitedIf(visitsAll && plan.indexed, costly, plan.count)
+        await limitedIf(visitsAll && plan.indexed && !plan.countReadsNoRow, costly, plan.count)
       : await limitedIf(visitsAll, costly, counted);
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
   if (!count) return { count, rows: [] }; // exact: there is no row to read
   if (preloaded?.inOrder) return { count, rows: await rowsOf(db, spec.table, preloaded.ids.slice(offset, offset + request.pageSize)) };
 
+  if (plan.members && !preloaded && !request.filters.length && offset < DEFERRED_JOIN_OFFSET && walksOrderIndex(request.order)) {
+    // Many matches from the postings: the order's index walked, each id tested in the set.
+    const { members } = plan;
+    const ids = await walkMembers(
+      db,
+      spec.table,
+      request.order,
+      members,
+      offset + request.pageSize,
+      count,
+      await total(),
+      tuning.postingsWalk,
+    );
+    if (ids) return { count, rows: await rowsOf(db, spec.table, ids.slice(offset)) };
+  }
   // The rows the walk expects to check, times the matches.
   const walkCost = async () => (offset + request.pageSize) * (await total());
   if (

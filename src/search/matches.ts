@@ -2,7 +2,9 @@ import type { Knex } from 'knex';
 import { type Db, isMysql } from '../db/connection';
 import { applyFilters, type Filter } from '../db/filters';
 import type { SearchTuning } from './tuning';
-import { applyOrder, type OrderKey } from '../db/order';
+import { applyOrder, orderIndexName, type OrderKey } from '../db/order';
+import { applyAfter } from '../db/keyset';
+import type { IdSet } from './mysql/postings';
 import type { SearchPlan } from './plan';
 
 // When a search has few matches, their ids are read once and serve both the count and the page,
@@ -30,6 +32,7 @@ export async function preloadMatches(
   order?: readonly OrderKey[],
 ): Promise<PreloadedMatches | undefined> {
   if (plan.atMost === 0) return { ids: [], inOrder: true }; // no candidate: nothing to read
+  if (plan.members && !filters.length) return plan.matchIds && { ids: plan.matchIds, inOrder: false };
   // The token index reads its matches again cheaply: only the few read with the count are kept.
   if (plan.cheapReads) {
     const ids = filters.length ? undefined : await plan.few?.();
@@ -99,4 +102,42 @@ export async function pageWalks(page: PageOfMatches): Promise<boolean> {
 export function narrowPage(query: Knex.QueryBuilder, page: PageOfMatches, walk: boolean): void {
   if (page.preloaded) page.plan.among(query, page.preloaded.ids, walk);
   else narrowToMatches(query, page.plan, page.filters, walk);
+}
+
+/** Order index entries read by a walk's first statement at least, and by any at most. */
+const WALK_CHUNK = { min: 200, max: 50_000 };
+
+/**
+ * MySQL: the ids of the first `wanted` members in the default order (or its reverse), by walking
+ * the created_at index in chunks and testing each id in the set; undefined past `maxEntries`
+ * entries (matches all at the far end), when reading them by id costs less.
+ */
+export async function walkMembers(
+  db: Db,
+  table: string,
+  order: readonly OrderKey[],
+  members: IdSet,
+  wanted: number,
+  count: number,
+  total: number,
+  maxEntries: number,
+): Promise<number[] | undefined> {
+  const found: number[] = [];
+  // Sized to find the page in one statement when the matches are spread evenly.
+  let chunk = Math.min(WALK_CHUNK.max, Math.max(WALK_CHUNK.min, Math.ceil((2 * wanted * total) / Math.max(count, 1))));
+  let last: { id: number | string; created_at: string } | undefined;
+  for (let walked = 0; walked < maxEntries;) {
+    const query = db.from(db.raw('?? FORCE INDEX (??)', [table, orderIndexName(table)])).select('id', 'created_at');
+    if (last) applyAfter(query, order, [last.created_at, last.id], true);
+    applyOrder(query, order, true);
+    const rows = (await query.limit(chunk)) as { id: number | string; created_at: string }[];
+    walked += rows.length;
+    for (const r of rows) {
+      if (members.has(Number(r.id)) && found.push(Number(r.id)) === wanted) return found;
+    }
+    if (rows.length < chunk) return found;
+    last = rows[rows.length - 1];
+    chunk = Math.min(WALK_CHUNK.max, chunk * 2);
+  }
+  return undefined;
 }

@@ -9,7 +9,8 @@ import type { SearchTuning } from './tuning';
 import { planTrigrams, rankTrigrams, type TermPlan } from './sqlite/trigrams';
 import { decidingTerms, tokenEligible, tokenQuery, tokenTables } from './sqlite/tokens';
 import { hasTrigram, indexable, indexTable } from './sqlite/trigramIndex';
-import { applyWords, countWords, matchingIds, planWords } from './mysql/wordSearch';
+import { applyWords, countWords, matchingIds, planWords, postingsMatches } from './mysql/wordSearch';
+import type { IdSet } from './mysql/postings';
 
 export interface SearchPlan {
   /**
@@ -33,6 +34,12 @@ export interface SearchPlan {
   cheapReads?: boolean;
   /** The number of records holding every term from the index alone, when it can tell. */
   count?: () => Promise<number>;
+  /** `count` reads no record and no FULLTEXT match (MySQL's postings): it waits for no search slot. */
+  countReadsNoRow?: boolean;
+  /** Every match's id, ascending, when the postings found at most `tuning.postingsInList`: a page reads them by id. */
+  matchIds?: readonly number[];
+  /** Every match (MySQL's postings): a page may walk the order's index and test each id in it. */
+  members?: IdSet;
   /**
    * The ids of every match when there are at most `tuning.preloadedWithCount`, read with the count
    * (SQLite's token index, several terms); else undefined.
@@ -118,6 +125,26 @@ export async function planSearch(
     const scan: SearchPlan = { apply: (q) => applySearch(q, fields, terms, collation), indexed: false, among, walkLimit };
     if (!indexedFields(table)) return scan;
     const plan = await planWords(db, table, fields, terms, collation, tuning);
+    if (tuning.postings && !plan.checked.length) {
+      const members = await postingsMatches(db, table, fields, terms, plan, collation, tuning.maxPreloaded);
+      if (members) {
+        const ids = members.ids(tuning.maxPreloaded);
+        const size = members.size;
+        return {
+          // Few matches: their ids; else FULLTEXT, for pages with filters or in other orders.
+          apply: ids ? (q) => void q.whereIn(`${table}.id`, ids) : (q) => applyWords(q, table, fields, terms, plan, collation),
+          share: plan.share,
+          atMost: size,
+          indexed: true,
+          count: () => Promise.resolve(size),
+          countReadsNoRow: true,
+          matchIds: ids && ids.length <= tuning.postingsInList ? ids : undefined,
+          members,
+          among,
+          walkLimit,
+        };
+      }
+    }
     if (!plan.none && !plan.groups.length) {
       // Terms in most records: the page walks the order with the scan's predicate (it fills
       // soon); the count, from the dense words' lists where they hold every term.

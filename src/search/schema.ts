@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
 import { isMysql } from '../db/connection';
 import { addDenseWords } from './mysql/denseWords';
-import { addRemovalsRow, addWordGrams, addWordIndex, mysqlDropStatements, REMOVALS } from './mysql/wordIndex';
+import { addPostings } from './mysql/postingsTable';
+import { addRemovalsRow, addWordGrams, addWordIndex, mysqlDropStatements, REMOVALS, wordTables } from './mysql/wordIndex';
 import { sqliteTokenDropStatements, sqliteTokenStatements } from './sqlite/tokens';
 import { indexTable, sqliteIndexStatements } from './sqlite/trigramIndex';
 
@@ -9,6 +10,7 @@ import { indexTable, sqliteIndexStatements } from './sqlite/trigramIndex';
 // Migrations that built the index step by step import those steps from here too.
 
 export { addDenseWords } from './mysql/denseWords';
+export { addPostings } from './mysql/postingsTable';
 export {
   addRemovalsRow,
   addWordGrams,
@@ -25,7 +27,7 @@ export { indexTable, sqliteIndexStatements } from './sqlite/trigramIndex';
 /**
  * A new record table's search index, as every migration so far leaves it (SQLite: 005's trigram
  * table and 011's token index; MySQL: 006's word index, 007's grams, 009's removal count, 010's
- * dense words), for the table's search fields.
+ * dense words, 013's postings), for the table's search fields.
  */
 export async function createSearchIndex(db: Knex, table: string, fields: readonly string[]): Promise<void> {
   if (isMysql(db)) {
@@ -33,6 +35,7 @@ export async function createSearchIndex(db: Knex, table: string, fields: readonl
     await addWordGrams(db, table);
     await addRemovalsRow(db, table);
     await addDenseWords(db, table);
+    await addPostings(db, table, wordTables(table).docs);
   } else for (const sql of [...sqliteIndexStatements(table, fields), ...sqliteTokenStatements(table, fields)]) await db.raw(sql);
 }
 

@@ -28,6 +28,12 @@ export const defaultTuning = Object.freeze({
   sample: 200,
   /** MySQL: a word in at least this share of the records sampled is dense (mysql/denseWords.ts). */
   denseShare: 0.9,
+  /** MySQL: 1 answers searches the word index decides from the block postings (mysql/postings.ts); 0 from FULLTEXT. */
+  postings: 1,
+  /** MySQL: a page of at most this many postings matches reads them by id; more walk the order's index (BENCHMARKS.md, the floor of block postings: the two cross near 600). */
+  postingsInList: 600,
+  /** MySQL: a page of the postings' matches walks at most this many entries of the order's index. */
+  postingsWalk: 200_000,
   /** MySQL: costly search statements run at once per process (limiter.ts); from DB_SEARCH_TURNS. */
   searchTurns: 1,
   /** MySQL: the connections in a process's pool (DB_POOL_SIZE), which the search limiter stays below. */

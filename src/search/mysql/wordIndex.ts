@@ -4,6 +4,7 @@ import { collections } from '../../collections';
 import { inTransaction } from '../../db/connection';
 import { retrying } from '../../db/retry';
 import { foldCollation } from '../predicate';
+import { changePostings, codeWords, noteWords, postingsTable, type PostingsChanges } from './postingsTable';
 
 /**
  * The search index on MySQL/MariaDB: per record a document of our own word codes under InnoDB
@@ -20,6 +21,8 @@ export interface WordTables {
   dense: string;
   /** For each dense word, the indexed records whose tokens lack it (denseWords.ts). */
   without: string;
+  /** Per word and block of ids, the records holding it (postingsTable.ts), as the docs rows say. */
+  postings: string;
 }
 
 export function wordTables(table: string): WordTables {
@@ -30,6 +33,7 @@ export function wordTables(table: string): WordTables {
     pending: `${table}_search_pending`,
     dense: `${table}_search_dense`,
     without: `${table}_search_without`,
+    postings: postingsTable(table),
   };
 }
 
@@ -145,7 +149,7 @@ export function mysqlDropStatements(table: string): string[] {
   return [
     ...['insert', 'update', 'delete'].map((e) => `DROP TRIGGER IF EXISTS \`${table}_search_${e}\``),
     ...mysqlGramDropStatements(table),
-    ...[t.docs, t.words, t.pending, t.dense, t.without].map((name) => `DROP TABLE IF EXISTS \`${name}\``),
+    ...[t.docs, t.words, t.pending, t.dense, t.without, t.postings].map((name) => `DROP TABLE IF EXISTS \`${name}\``),
   ];
 }
 
@@ -179,6 +183,8 @@ export async function remakeDocs(db: Knex, table: string): Promise<void> {
     `DROP TABLE IF EXISTS \`${t.docs}\``,
     ...mysqlDocsStatements(table),
   ]);
+  // The postings hold what the docs rows held (none now), where a migration made them already.
+  if (await db.schema.hasTable(t.postings)) await db(t.postings).delete();
 }
 
 /** Rows of the vocabulary in one statement at most. */
@@ -282,6 +288,16 @@ async function insertDocs(
     w.dense = denseIndex.get(w.id) ?? -1;
   }
   await trx(t.docs).insert(rows.map((r, i) => ({ id: r.id, codes: perRow[i].map((w) => w.code).join(' ') })));
+  const changes: PostingsChanges = new Map();
+  rows.forEach((r, i) =>
+    noteWords(
+      changes,
+      Number(r.id),
+      perRow[i].map((w) => w.id),
+      true,
+    ),
+  );
+  await changePostings(trx, table, changes);
   // Each record under the dense words it lacks (denseWords.ts).
   if (dense.length) {
     const without = rows.flatMap((r, i) => {
@@ -328,7 +344,7 @@ export async function indexPending(
         // holding nothing a writer's trigger needs (the pending rows and the gaps between them).
         await trx(REMOVALS).where({ table_name: table }).forUpdate().first('n');
         const ids = (await trx(t.pending).orderBy('id').limit(batch).forUpdate().pluck('id')) as (number | string)[];
-        if (ids.length && (await trx(t.docs).whereIn('id', ids).delete())) await noteRemoval(trx, table);
+        if (ids.length) await removeDocs(trx, table, ids);
         if (ids.length) await trx(t.without).whereIn('id', ids).delete();
         return ids;
       }),
@@ -363,6 +379,23 @@ export async function indexPending(
   }
 }
 
+/** Removes these records' docs rows, and their words from the postings, in the caller's transaction. */
+async function removeDocs(trx: Knex.Transaction, table: string, ids: readonly (number | string)[]): Promise<void> {
+  const t = wordTables(table);
+  const old = await trx(t.docs).whereIn('id', ids).forUpdate().select<{ id: number | string; codes: string }[]>('id', 'codes');
+  if (!old.length) return;
+  const changes: PostingsChanges = new Map();
+  for (const r of old) noteWords(changes, Number(r.id), codeWords(r.codes), false);
+  await trx(t.docs)
+    .whereIn(
+      'id',
+      old.map((r) => r.id),
+    )
+    .delete();
+  await changePostings(trx, table, changes);
+  await noteRemoval(trx, table);
+}
+
 /**
  * Transactions that removed docs rows, counted per table (migration 009): FULLTEXT applies a
  * removal as it commits, whatever a snapshot holds, so a search compares the count at its start
@@ -395,5 +428,5 @@ export async function addRemovalsRow(db: Knex, table: string): Promise<void> {
 /** Empties the index of a table emptied by TRUNCATE (which fires no trigger). */
 export async function emptyWordIndex(db: Knex, table: string): Promise<void> {
   const t = wordTables(table);
-  for (const name of [t.docs, t.pending, t.grams, t.words, t.dense, t.without]) await db.raw('TRUNCATE TABLE ??', [name]);
+  for (const name of [t.docs, t.pending, t.grams, t.words, t.dense, t.without, t.postings]) await db.raw('TRUNCATE TABLE ??', [name]);
 }

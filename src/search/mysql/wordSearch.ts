@@ -3,6 +3,8 @@ import type { Knex } from 'knex';
 import { type Db, perPool } from '../../db/connection';
 import { applySearch } from '../predicate';
 import { spread, trigramsOf } from '../sqlite/trigrams';
+import { IdSet } from './postings';
+import { readWords } from './postingsTable';
 import { sampleTerms } from './wordSample';
 import { foldSql, GRAM, wordCode, wordTables } from './wordIndex';
 
@@ -19,6 +21,8 @@ type Place = 'inside' | 'end' | 'whole' | 'start';
 export interface WordPlan {
   /** One `+(...)` group per constraint, for MATCH ... AGAINST in boolean mode. */
   groups: string[];
+  /** The vocabulary ids of each group's words (their postings' OR is the group's records). */
+  words: number[][];
   /** Some term has no word in the vocabulary: no indexed record holds it. */
   none: boolean;
   /** Terms the index narrows but does not decide (phrases, and terms of too many words). */
@@ -126,7 +130,7 @@ export async function planWords(
   tuning: SearchTuning,
 ): Promise<WordPlan> {
   const { common, share, pending } = await sampleTerms(db, table, fields, terms, collation, tuning);
-  const plan: WordPlan = { groups: [], none: false, checked: [...common], pending, share };
+  const plan: WordPlan = { groups: [], words: [], none: false, checked: [...common], pending, share };
   for (const term of terms) {
     if (common.has(term)) continue;
     const wanted = pieces(term);
@@ -136,7 +140,10 @@ export async function planWords(
       const ids = await lookUp(db, table, piece, place, collation);
       if (!ids.length) return { ...plan, none: true };
       if (ids.length > MAX_WORDS) decided = false;
-      else plan.groups.push(`+(${ids.map(wordCode).join(' ')})`);
+      else {
+        plan.groups.push(`+(${ids.map(wordCode).join(' ')})`);
+        plan.words.push(ids);
+      }
     }
     if (!decided) plan.checked.push(term);
   }
@@ -216,4 +223,42 @@ export async function countWords(
   applySearch(pending, fields, terms, collation);
   const [{ n }] = await pending.count({ n: '*' });
   return indexed + Number(n);
+}
+
+/**
+ * The records holding every term, from the postings, when the index decides every term (no
+ * checked term): each group's words ORed, the groups ANDed; then the pending records taken out
+ * and those the scan's predicate accepts put back, so the set is exact in this snapshot.
+ * Undefined when more than `maxPending` records are pending (after a bulk load).
+ */
+export async function postingsMatches(
+  db: Db,
+  table: string,
+  fields: readonly string[],
+  terms: readonly string[],
+  plan: WordPlan,
+  collation: string | undefined,
+  maxPending: number,
+): Promise<IdSet | undefined> {
+  const t = wordTables(table);
+  const pending = (
+    (await db(t.pending)
+      .limit(maxPending + 1)
+      .pluck('id')) as (number | string)[]
+  ).map(Number);
+  if (pending.length > maxPending) return undefined;
+  let set = new IdSet();
+  if (!plan.none) {
+    for (const [i, words] of plan.words.entries()) {
+      const holding = await readWords(db, table, words);
+      set = i ? set.and(holding) : holding;
+    }
+  }
+  for (const id of pending) set.delete(id);
+  if (pending.length) {
+    const passing = db(table).whereIn('id', pending);
+    applySearch(passing, fields, terms, collation);
+    for (const id of (await passing.pluck('id')) as (number | string)[]) set.add(Number(id));
+  }
+  return set;
 }

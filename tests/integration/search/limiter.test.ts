@@ -300,7 +300,9 @@ describe('SearchLimiter', () => {
 describe('a search that visits all its matches takes its turn', () => {
   const spec = { table: 'posts', searchFields: ['title', 'content'] };
   /** What the searches below run with; tests move it, and it is put back after each. */
-  const tuning: SearchTuning = { ...defaultTuning };
+  // FULLTEXT's path: the postings' counts and pages take no turn.
+  const fulltext = { ...defaultTuning, postings: 0 };
+  const tuning: SearchTuning = { ...fulltext };
   const searchLimiter = new SearchLimiter(
     () => tuning.searchTurns,
     () => tuning.poolSize,
@@ -319,7 +321,7 @@ describe('a search that visits all its matches takes its turn', () => {
     return made;
   }
   beforeAll(async () => (t = await gatedPosts(300)));
-  afterEach(() => Object.assign(tuning, defaultTuning));
+  afterEach(() => Object.assign(tuning, fulltext));
   afterAll(() => t.drop());
 
   const list = (search: string, on = t) =>

@@ -1,0 +1,118 @@
+import { deleteRecord, insertRecord, listRecords, updateRecord } from '../../../src/db/records';
+import { createSearch } from '../../../src/search';
+import { NEWEST_FIRST as order, scannedIds } from '../../helpers/scan';
+import { dbTimestamp } from '../../../src/db/time';
+import { emptyIndex, searchSchema } from '../../../src/search';
+import { decode } from '../../../src/search/mysql/postings';
+import { codeWords } from '../../../src/search/mysql/postingsTable';
+import { indexPending, wordTables } from '../../../src/search/mysql/wordIndex';
+import { dialect, useTestDatabase } from '../../helpers/db';
+import { fixtures } from '../../helpers/fixtures';
+
+// MySQL's postings table holds, per word and block of 65,536 ids, the records whose docs row
+// holds the word: exactly what the docs rows say, after every write the indexer handles, the
+// migration's fill from the docs rows, and emptying the index.
+
+const t = useTestDatabase();
+const mysqlOnly = dialect === 'mysql' ? describe : describe.skip;
+
+/** "word:id" for every posting the table holds, sorted. */
+async function postings(table: string): Promise<string[]> {
+  const rows = await t
+    .db(wordTables(table).postings)
+    .select<{ word_id: number; block: number; card: number; ids: Buffer }[]>('word_id', 'block', 'card', 'ids');
+  const out: string[] = [];
+  for (const r of rows) {
+    const lows = decode({ card: Number(r.card), ids: r.ids });
+    expect(lows.length).toBeGreaterThan(0); // an empty container is deleted, never kept
+    for (const low of lows) out.push(`${r.word_id}:${Number(r.block) * 65_536 + low}`);
+  }
+  return out.sort();
+}
+
+/** The same from the docs rows: what the postings must hold. */
+async function fromDocs(table: string): Promise<string[]> {
+  const rows = await t.db(wordTables(table).docs).select<{ id: number | string; codes: string }[]>('id', 'codes');
+  return rows.flatMap((r) => [...new Set(codeWords(r.codes))].map((w) => `${w}:${Number(r.id)}`)).sort();
+}
+
+mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
+  let serial = 0;
+  async function insert(text: string): Promise<number> {
+    const at = dbTimestamp();
+    const body = { ...f.defaults, ...f.valid(++serial + 1000 * fixtures.indexOf(f)), [f.searchFields[0]]: text };
+    return Number((await insertRecord(t.db, name, { ...body, created_at: at, updated_at: at })).id);
+  }
+  const field = f.searchFields[0];
+
+  test('the postings follow every create, update and delete once indexed, in any block', async () => {
+    const ids = [await insert('alpha beta gamma'), await insert('beta  délta beta'), await insert('   ')];
+    // Ids in a later block, and one in the block after it.
+    await t.db.raw('ALTER TABLE ?? AUTO_INCREMENT = 131070', [name]);
+    ids.push(await insert('alpha omega'), await insert('omega'), await insert('gamma alpha'));
+    await indexPending(t.db, name);
+    const first = await postings(name);
+    expect(first.length).toBeGreaterThan(8);
+    expect(first).toEqual(await fromDocs(name));
+
+    await updateRecord(t.db, name, ids[0], { [field]: 'beta zeta' });
+    await updateRecord(t.db, name, ids[4], { [field]: 'alpha omega psi' });
+    await deleteRecord(t.db, name, ids[1]);
+    await deleteRecord(t.db, name, ids[5]);
+    // Pending: the postings still hold what the docs rows hold (the search checks pending records).
+    expect(await postings(name)).toEqual(first);
+    await indexPending(t.db, name, { batch: 2 });
+    const after = await postings(name);
+    expect(after).not.toEqual(first);
+    expect(after).toEqual(await fromDocs(name));
+    expect(await t.db(wordTables(name).pending).count({ n: '*' })).toEqual([{ n: 0 }]);
+  });
+
+  test('searches answer as the scan does, from the postings and from FULLTEXT, indexed or pending', async () => {
+    const spec = { table: name, searchFields: f.searchFields };
+    const terms = [['alpha'], ['OMEGA'], ['eta'], ['alpha', 'omega'], ['délta'], ['zzz'], ['beta', 'psi']];
+    // Few matches preloaded, and (maxPreloaded 1) many walked along the order's index.
+    const engines = [{}, { maxPreloaded: 1 }, { postings: 0 }].map((tuning) => createSearch(tuning));
+    const check = async () => {
+      for (const ts of terms)
+        for (const [pageSize, page] of [
+          [10, 1],
+          [1, 2],
+        ]) {
+          const want = await scannedIds(t.db, name, f.searchFields, ts);
+          for (const engine of engines) {
+            const got = await listRecords(t.db, spec, { terms: ts, filters: [], order, page, pageSize }, engine);
+            expect([ts, got.count]).toEqual([ts, want.length]);
+            expect([ts, ('rows' in got ? got.rows : []).map((r) => Number(r.id))]).toEqual([
+              ts,
+              want.slice((page - 1) * pageSize, page * pageSize),
+            ]);
+          }
+        }
+    };
+    await check();
+    const id = await insert('alpha omega eta');
+    await check(); // pending
+    await indexPending(t.db, name);
+    await check();
+    await updateRecord(t.db, name, id, { [field]: 'beta psi' });
+    await check();
+    await indexPending(t.db, name);
+    await check();
+    await deleteRecord(t.db, name, id);
+    await check();
+    await indexPending(t.db, name);
+    await check();
+  });
+
+  test('the migration fills them from the docs rows; emptying the index empties them', async () => {
+    const { postings: table } = wordTables(name);
+    const before = await postings(name);
+    expect(before.length).toBeGreaterThan(0);
+    await t.db.schema.dropTable(table);
+    await searchSchema.addPostings(t.db, name, wordTables(name).docs);
+    expect(await postings(name)).toEqual(before);
+    await emptyIndex(t.db, name);
+    expect(await postings(name)).toEqual([]);
+  });
+});
