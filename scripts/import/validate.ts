@@ -39,9 +39,13 @@ export function lineChecker(spec: OpenAPIV3.Document, c: Collection): { fields: 
     const strings = malformedStrings(body);
     if (strings.length) return { ok: false, errors: strings };
     const given = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
-    // The write schema takes the fields the service sets with any value, as a request body does:
-    // an id is ignored, and the timestamps an import keeps are checked below.
-    if (!write(body))
+    // The timestamps an import keeps are checked below, with a message that says what to write;
+    // the write schema checks the rest (an id as a request body's: valid, then ignored).
+    const isObject = body !== null && typeof body === 'object' && !Array.isArray(body);
+    const rest = isObject
+      ? Object.fromEntries(Object.entries(given).filter(([k]) => !(TIMESTAMPS as readonly string[]).includes(k)))
+      : body;
+    if (!write(rest))
       return { ok: false, errors: fieldErrors(write.errors!.map((e) => ({ ...e, instancePath: `/requestBody${e.instancePath}` }))) };
     const errors: FieldError[] = [];
     const times: Partial<Record<(typeof TIMESTAMPS)[number], string>> = {};
