@@ -66,8 +66,11 @@ describe('scopes from the spec', () => {
     const [needed] = op.scopes;
     const refused = await app.request(op.method, path, { body, headers: auth(other(needed)) });
     expect(refused.status).toBe(403);
-    expect(refused.body.detail).toContain(needed);
-    expect(refused.body.errors).toEqual([{ field: 'Authorization', message: `needs the scope ${needed}` }]);
+    // HEAD answers the status and headers alone.
+    if (op.method !== 'HEAD') {
+      expect(refused.body.detail).toContain(needed);
+      expect(refused.body.errors).toEqual([{ field: 'Authorization', message: `needs the scope ${needed}` }]);
+    }
     expect(refused.headers.get('www-authenticate')).toBe(`Bearer realm="records", error="insufficient_scope", scope="${needed}"`);
     const served = await app.request(op.method, path, { body, headers: auth(needed) });
     expect([200, 201, 204]).toContain(served.status);

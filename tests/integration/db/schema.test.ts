@@ -5,7 +5,7 @@ import { countAll } from '../../../src/db/counts';
 import { type ColumnSpec, createRecordTable, dropRecordTable, recordColumns } from '../../../src/db/tables';
 import { findRecord } from '../../../src/db/records';
 import { recordSerializer } from '../../../src/handlers/serialize';
-import { loadSpec } from '../../../src/spec';
+import { clientProperties, loadSpec } from '../../../src/spec';
 import { useTestDatabase } from '../../helpers/db';
 
 // The live tables of both databases against the spec's write schemas: a length, nullability,
@@ -67,8 +67,8 @@ async function liveColumns(db: Knex, table: string): Promise<Record<string, Live
 }
 
 function isEnum(resource: string, field: string): boolean {
-  const write = loadSpec().components?.schemas?.[`${resource}Write`] as { properties: Record<string, { enum?: unknown }> };
-  return Boolean(write.properties[field].enum);
+  // Resolved: a field with a default is a $ref to a schema that holds it (ADR 0015).
+  return Boolean(clientProperties(loadSpec(), resource)[field]?.enum);
 }
 
 /** The live types each kind of column may have (knex spells some differently per dialect). */
