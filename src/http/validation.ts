@@ -26,9 +26,13 @@ export function onlyPathErrors(errors: readonly ErrorObject[]): boolean {
   return errors.length > 0 && errors.every((e) => e.instancePath.startsWith('/path/'));
 }
 
-/** A body field as clients write it: `title`, `[3].title` in an array body, `ids[2]`. */
-export function fieldPath(segments: readonly string[]): string {
-  return segments.map((s, i) => (/^(0|[1-9][0-9]*)$/.test(s) ? `[${s}]` : i ? `.${s}` : s)).join('');
+/**
+ * A body field as clients write it: `title`, `[3].title` in an array body, `ids[2]`. A property
+ * name that looks like a number (`"9"`) is still a name when the caller says the last one is.
+ */
+export function fieldPath(segments: readonly string[], lastIsProperty = false): string {
+  const last = segments.length - 1;
+  return segments.map((s, i) => (/^(0|[1-9][0-9]*)$/.test(s) && !(lastIsProperty && i === last) ? `[${s}]` : i ? `.${s}` : s)).join('');
 }
 
 function fieldError(e: ErrorObject): FieldError {
@@ -40,10 +44,10 @@ function fieldError(e: ErrorObject): FieldError {
   const params = e.params as Record<string, unknown>;
   if (e.keyword === 'required') {
     if (params.missingProperty === 'requestBody') return { field: 'body', message: 'a JSON request body is required' };
-    return { field: fieldPath([...rest, String(params.missingProperty)]), message: 'is required' };
+    return { field: fieldPath([...rest, String(params.missingProperty)], true), message: 'is required' };
   }
   if (e.keyword === 'additionalProperties') {
-    return { field: fieldPath([...rest, String(params.additionalProperty)]), message: 'is not a field of this resource' };
+    return { field: fieldPath([...rest, String(params.additionalProperty)], true), message: 'is not a field of this resource' };
   }
   // A parameter is named as such (`ordering`, not `ordering.0` for its first item); a body field
   // by its path.
@@ -73,16 +77,21 @@ const NUL_MESSAGE = 'must not contain the NUL character (U+0000)';
  */
 export function malformedStrings(body: unknown): FieldError[] {
   const errors: FieldError[] = [];
-  const stack: { value: unknown; path: string[] }[] = [{ value: body, path: [] }];
+  // `field` is rendered as it goes: only the walk knows an array index from a key named "9".
+  const stack: { value: unknown; field: string; top: string; depth: number }[] = [{ value: body, field: '', top: '', depth: 0 }];
   while (stack.length) {
-    const { value, path } = stack.pop()!;
+    const { value, field, top, depth } = stack.pop()!;
     if (typeof value === 'string') {
-      const field = fieldPath(path) || 'body';
-      if (!value.isWellFormed()) errors.push({ field, message: 'must be well-formed Unicode (no lone surrogates)' });
-      else if (value.includes('\u0000')) errors.push({ field, message: NUL_MESSAGE });
+      const name = field || 'body';
+      if (!value.isWellFormed()) errors.push({ field: name, message: 'must be well-formed Unicode (no lone surrogates)' });
+      else if (value.includes('\u0000')) errors.push({ field: name, message: NUL_MESSAGE });
     } else if (value && typeof value === 'object') {
-      if (path.length >= MAX_DEPTH) return [{ field: path[0] ?? 'body', message: `is nested more than ${MAX_DEPTH} levels deep` }];
-      for (const [key, child] of Object.entries(value)) stack.push({ value: child, path: [...path, key] });
+      if (depth >= MAX_DEPTH) return [{ field: top || 'body', message: `is nested more than ${MAX_DEPTH} levels deep` }];
+      const array = Array.isArray(value);
+      for (const [key, child] of Object.entries(value)) {
+        const step = array ? `[${key}]` : field ? `.${key}` : key;
+        stack.push({ value: child, field: field + step, top: top || step, depth: depth + 1 });
+      }
     }
   }
   return errors.reverse();
