@@ -124,6 +124,6 @@ export async function importFile(db: Db, collection: string, file: string, optio
   });
   // MySQL: the rows are committed and searchable (pending records are checked by the scan's
   // predicate); indexing them, a batch at a time, makes their search fast.
-  await indexLoaded(db, c.name, { batch: 2000, onProgress: options.onIndexed, onDense: options.onDense });
+  await indexLoaded(db, c.name, { onProgress: options.onIndexed, onDense: options.onDense });
   return written;
 }

@@ -76,6 +76,12 @@ export function keepIndex(db: Db, options: IndexerOptions = {}): Indexer | undef
 }
 
 /**
+ * Records a load's indexer takes per batch: a block postings row is rewritten once per batch
+ * touching it, so a quarter of a block (65,536 ids) a batch rewrites each about four times.
+ */
+const LOADED_BATCH = 16_384;
+
+/**
  * After a bulk load (seed, import): makes the loaded rows' search fast. MySQL indexes what the
  * load left pending, in batches, then chooses the dense words; SQLite's load indexed them.
  */
@@ -85,7 +91,7 @@ export async function indexLoaded(
   options: { batch?: number; onProgress?: (n: number) => void | Promise<void>; onDense?: (filled: number) => void } = {},
 ): Promise<number> {
   if (!isMysql(db)) return 0;
-  const indexed = await indexPending(db, table, options);
+  const indexed = await indexPending(db, table, { batch: LOADED_BATCH, ...options });
   const { filled } = await chooseDenseWords(db, table);
   options.onDense?.(filled);
   return indexed;

@@ -189,6 +189,8 @@ export async function remakeDocs(db: Knex, table: string): Promise<void> {
 
 /** Rows of the vocabulary in one statement at most. */
 const LOOKUP_CHUNK = 1000;
+/** Docs rows per INSERT (a row's codes take about 1 KB for a 1 KB record). */
+const DOCS_CHUNK = 2000;
 
 /** The vocabulary ids of these tokens, adding those it lacks (inside the caller's transaction). */
 async function wordIds(trx: Knex | Knex.Transaction, words: string, all: readonly string[]): Promise<Map<string, number>> {
@@ -287,7 +289,10 @@ async function insertDocs(
     w.code = wordCode(w.id);
     w.dense = denseIndex.get(w.id) ?? -1;
   }
-  await trx(t.docs).insert(rows.map((r, i) => ({ id: r.id, codes: perRow[i].map((w) => w.code).join(' ') })));
+  const docs = rows.map((r, i) => ({ id: r.id, codes: perRow[i].map((w) => w.code).join(' ') }));
+  // In statements of DOCS_CHUNK rows: a bulk load's batch of tens of thousands would pass the
+  // server's max_allowed_packet in one.
+  for (let i = 0; i < docs.length; i += DOCS_CHUNK) await trx(t.docs).insert(docs.slice(i, i + DOCS_CHUNK));
   const changes: PostingsChanges = new Map();
   rows.forEach((r, i) =>
     noteWords(

@@ -2,7 +2,7 @@ import { deleteRecord, insertRecord, listRecords, updateRecord } from '../../../
 import { createSearch } from '../../../src/search';
 import { NEWEST_FIRST as order, scannedIds } from '../../helpers/scan';
 import { dbTimestamp } from '../../../src/db/time';
-import { emptyIndex, searchSchema } from '../../../src/search';
+import { emptyIndex, indexLoaded, searchSchema } from '../../../src/search';
 import { decode } from '../../../src/search/mysql/postings';
 import { codeWords } from '../../../src/search/mysql/postingsTable';
 import { indexPending, wordTables } from '../../../src/search/mysql/wordIndex';
@@ -114,5 +114,28 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     expect(await postings(name)).toEqual(before);
     await emptyIndex(t.db, name);
     expect(await postings(name)).toEqual([]);
+  });
+});
+
+mysqlOnly('a bulk load', () => {
+  test('is indexed in batches larger than one INSERT of docs rows, postings included', async () => {
+    // indexLoaded takes thousands of records a batch; their docs rows go in several statements.
+    const at = dbTimestamp();
+    const rows = Array.from({ length: 4500 }, (_, i) => ({
+      title: `load ${i} word${i % 97}`,
+      content: `bulk text ${i % 13} shared`,
+      author: 'ada',
+      created_at: at,
+      updated_at: at,
+    }));
+    for (let i = 0; i < rows.length; i += 1000) await t.db('posts').insert(rows.slice(i, i + 1000));
+    expect(await indexLoaded(t.db, 'posts')).toBe(4500);
+    expect(await t.db(wordTables('posts').docs).count({ n: '*' })).toEqual([{ n: 4500 }]);
+    expect(await postings('posts')).toEqual(await fromDocs('posts'));
+    const spec = { table: 'posts', searchFields: ['title', 'content'] };
+    const want = await scannedIds(t.db, 'posts', spec.searchFields, ['word42']);
+    const got = await listRecords(t.db, spec, { terms: ['word42'], filters: [], order, page: 1, pageSize: 5 }, createSearch());
+    expect(want.length).toBe(46); // i % 97 === 42 for i < 4500
+    expect(got.count).toBe(want.length);
   });
 });
