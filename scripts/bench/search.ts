@@ -24,6 +24,8 @@ export const SEARCH_SCENARIOS: SearchScenario[] = [
   { title: 'phrase', search: '"and the"' },
   { title: 'substring inside words', search: 'ouplip' },
   { title: 'upper-case accented term', search: accented.toUpperCase() },
+  { title: 'common term', search: 'where' },
+  { title: 'two terms, one common', search: `where ${words[800]}` },
   { title: 'very common term', search: 'the' },
   { title: 'cursor-mode page 1', search: words[1500], cursor: true },
 ];

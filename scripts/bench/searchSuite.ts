@@ -27,9 +27,20 @@ import { percentile, scanOnce, SEARCH_SCENARIOS, type SearchScenario, searchOneC
 import { assertBuilt } from '../lib/service-process';
 import { ROOT, startServer } from './servers';
 
-/** The issue's targets: terms in at most 1% of the rows, and terms in more. */
-const FEW = { share: 0.01, connections: 16, p99Ms: 50, timesScan: 100 };
-const MANY = { connections: 32, timesScan: 10 };
+/**
+ * The targets at 1,000,000 posts: searches in at most 1% of the rows (p99), in at most 20%
+ * (throughput), and in more (answered, some throughput, and other requests still quick).
+ */
+const FEW = { share: 0.01, connections: 16, p99Ms: 250 };
+const SOME = { share: 0.2, connections: 16, perSecond: 50 };
+const MANY = { connections: 32, perSecond: 5, othersP99Ms: 100 };
+/** Import of the corpus, index included, and the index's size against its table's. */
+const IMPORT_SECONDS = 300;
+const INDEX_TIMES_TABLE = 2;
+/** A record every run holds (ids run from 1 to the rows imported). */
+const otherPath = (rows: number) => `/api/posts/${Math.ceil(rows / 2)}/`;
+/** Clients reading one record each while a search in over 20% of the rows runs. */
+const OTHERS = { connections: 2 };
 
 interface Imported {
   seconds: number;
@@ -47,7 +58,9 @@ interface SearchResult {
   scan?: { ms: number };
   http: Measurement;
   connections: number;
-  few: boolean;
+  share: 'few' | 'some' | 'many';
+  /** Beside a search in over 20% of the rows: other clients reading one record each. */
+  others?: Measurement;
 }
 
 /**
@@ -138,14 +151,19 @@ async function measureHttp(
   connections: number,
   options: BenchOptions,
   quiet: () => Promise<void>,
-): Promise<Measurement> {
+  withOthers: boolean,
+): Promise<{ http: Measurement; others?: Measurement }> {
   const path = `/api/posts/?search=${encodeURIComponent(scenario.search)}${scenario.cursor ? '&cursor=' : ''}`;
   if (options.warmup > 0) {
     await quiet();
     await measure(url, { method: 'GET', path }, options.warmup, connections);
   }
   await quiet();
-  return measure(url, { method: 'GET', path }, options.duration, connections);
+  const [http, others] = await Promise.all([
+    measure(url, { method: 'GET', path }, options.duration, connections),
+    withOthers ? measure(url, { method: 'GET', path: otherPath(options.rows) }, options.duration, OTHERS.connections) : undefined,
+  ]);
+  return { http, others };
 }
 
 export async function runSearchBench(options: BenchOptions): Promise<void> {
@@ -193,17 +211,18 @@ export async function runSearchBench(options: BenchOptions): Promise<void> {
           if (s.count !== one.count) throw new Error(`${scenario.title}: the index counted ${one.count}, the scan ${s.count}`);
           scan = { ms: s.ms };
         }
-        const few = count !== undefined && count <= FEW.share * options.rows;
-        const connections = few ? FEW.connections : MANY.connections;
-        const http = await measureHttp(service.url, scenario, connections, options, settled);
+        const share = count === undefined || count > SOME.share * options.rows ? 'many' : count > FEW.share * options.rows ? 'some' : 'few';
+        const connections = { few: FEW, some: SOME, many: MANY }[share].connections;
+        const { http, others } = await measureHttp(service.url, scenario, connections, options, settled, share === 'many');
         const [cold, ...warm] = one.times;
         const oneClient = { cold, p50: percentile(warm, 50), p99: percentile(warm, 99) };
         console.log(
           `  ${count ?? '?'} matches; one client cold ${cold.toFixed(1)} ms, p50 ${oneClient.p50.toFixed(1)}, p99 ${oneClient.p99.toFixed(1)}` +
             `${scan ? `; scan ${scan.ms.toFixed(0)} ms` : ''}; HTTP ×${connections}: ${http.requestsPerSecond.toFixed(1)} req/s, ` +
-            `p50 ${http.p50} ms, p99 ${http.p99} ms, ${JSON.stringify(http.statusCodes)}`,
+            `p50 ${http.p50} ms, p99 ${http.p99} ms, ${JSON.stringify(http.statusCodes)}` +
+            `${others ? `; others ×${OTHERS.connections}: p99 ${others.p99} ms, ${JSON.stringify(others.statusCodes)}` : ''}`,
         );
-        results.push({ scenario, count: one.count, oneClient, scan, http, connections, few });
+        results.push({ scenario, count: one.count, oneClient, scan, http, connections, share, others });
       }
     } finally {
       await service.stop();
@@ -234,7 +253,7 @@ export async function runSearchBench(options: BenchOptions): Promise<void> {
   const out = resolve(ROOT, options.out);
   writeReport(out, markdown, `bench-search-${isMysqlUrl(url) ? 'mysql' : 'sqlite'}`);
   console.log(`report written to ${out}`);
-  const failures = results.reduce((n, r) => n + r.http.failures, 0);
+  const failures = results.reduce((n, r) => n + r.http.failures + (r.others?.failures ?? 0), 0);
   if (failures || results.some((r) => r.http.requests === 0)) throw new Error('requests failed or went unanswered; see the report');
 }
 
@@ -260,15 +279,21 @@ const ms = (n: number) => (n < 10 ? n.toFixed(1) : int(n));
 const mb = (bytes: number) => `${int(bytes / 2 ** 20)} MB`;
 
 function targets(r: SearchResult): { wanted: string; met: boolean } {
-  const times = r.scan ? r.scan.ms / r.oneClient.p50 : undefined;
   // Every request answered, and none with a 503: a request still waiting when the run ends is
   // counted as a failure, and a run with no answer at all has no p99 to judge.
   const answered = r.http.requests > 0 && r.http.failures === 0 && r.http.shed === 0;
-  if (r.few) {
-    const met = answered && r.http.p99 <= FEW.p99Ms && (times === undefined || times >= FEW.timesScan);
-    return { wanted: `p99 ≤ ${FEW.p99Ms} ms${times === undefined ? '' : `, ≥ ${FEW.timesScan}x`}`, met };
-  }
-  return { wanted: `≥ ${MANY.timesScan}x, no 503`, met: answered && (times === undefined || times >= MANY.timesScan) };
+  if (r.share === 'few') return { wanted: `p99 ≤ ${FEW.p99Ms} ms`, met: answered && r.http.p99 <= FEW.p99Ms };
+  if (r.share === 'some') return { wanted: `≥ ${SOME.perSecond} req/s`, met: answered && r.http.requestsPerSecond >= SOME.perSecond };
+  const othersQuick =
+    r.others !== undefined &&
+    r.others.requestsPerSecond > 0 &&
+    r.others.failures === 0 &&
+    r.others.shed === 0 &&
+    r.others.p99 < MANY.othersP99Ms;
+  return {
+    wanted: `no 503, ≥ ${MANY.perSecond} req/s, others' p99 < ${MANY.othersP99Ms} ms`,
+    met: answered && r.http.requestsPerSecond >= MANY.perSecond && othersQuick,
+  };
 }
 
 export function renderSearchReport(r: SearchReport): string {
@@ -278,31 +303,35 @@ export function renderSearchReport(r: SearchReport): string {
       `the first run (cold) and the p50 and p99 of ${r.runs - 1} more; scan: the same count and page by ` +
       `the scan's predicate over every row (the baseline; its count must equal the index's). HTTP: the built service ` +
       `(\`WEB_CONCURRENCY=${r.workers}\`), autocannon for ${r.duration} s after a warm-up, ${FEW.connections} connections for a ` +
-      `search in at most 1% of the rows and ${MANY.connections} for one in more.`,
+      `search in at most 20% of the rows and ${MANY.connections} for one in more; beside the latter, ${OTHERS.connections} more ` +
+      `connections read one record each (\`GET ${otherPath(r.rows)}\`: "others").`,
     '',
     `Machine: ${r.machine}. Load average (1, 5, 15 min) at the start: ${r.load[0]}; at the end: ${r.load[1]}.`,
     '',
     r.imported
       ? `Import (\`npm run import\`${r.imported.exclusive ? ' with `--exclusive`' : ''} into an empty database, index included): **${r.imported.seconds.toFixed(0)} s** ` +
-        `(target < 180 s: ${r.imported.seconds < 180 ? 'met' : 'missed'}); its last progress lines: ${r.imported.phases.map((p) => `"${p}"`).join(', ')}.`
+        `(target ≤ ${IMPORT_SECONDS} s: ${r.imported.seconds <= IMPORT_SECONDS ? 'met' : 'missed'}); its last progress lines: ${r.imported.phases.map((p) => `"${p}"`).join(', ')}.`
       : 'Import: not timed in this run (the database already held the corpus; `--reimport` times one).',
     '',
     `On disk: the posts table with its own indexes ${mb(r.sizes.table)}; the search index ${mb(r.sizes.index)} ` +
-      `(${r.sizes.parts.map(([name, bytes]) => `${name} ${mb(bytes)}`).join(', ')}).`,
+      `(${r.sizes.parts.map(([name, bytes]) => `${name} ${mb(bytes)}`).join(', ')}): ` +
+      `${(r.sizes.index / r.sizes.table).toFixed(2)}x the table (target ≤ ${INDEX_TIMES_TABLE}x: ${r.sizes.index <= INDEX_TIMES_TABLE * r.sizes.table ? 'met' : 'missed'}).`,
     '',
-    '| scenario | search | matches | one client cold / p50 / p99 ms | scan ms | scan ÷ p50 | HTTP connections | req/s | p50 ms | p99 ms | 503s | target | met |',
-    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|:-:|',
+    '| scenario | search | matches | one client cold / p50 / p99 ms | scan ms | scan ÷ p50 | HTTP connections | req/s | p50 ms | p99 ms | 503s | others p99 ms | target | met |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|---|:-:|',
     ...r.results.map((x) => {
       const t = targets(x);
       return (
         `| ${x.scenario.title} | \`${x.scenario.search}\` | ${x.count === undefined ? '(no count)' : int(x.count)} | ` +
         `${ms(x.oneClient.cold)} / ${ms(x.oneClient.p50)} / ${ms(x.oneClient.p99)} | ${x.scan ? int(x.scan.ms) : ''} | ${x.scan ? `${int(x.scan.ms / x.oneClient.p50)}x` : ''} | ` +
-        `${x.connections} | ${x.http.requestsPerSecond.toFixed(1)} | ${ms(x.http.p50)} | ${ms(x.http.p99)} | ${int(x.http.shed)}${x.http.failures ? ` (${int(x.http.failures)} failed)` : ''}${x.http.requests ? '' : ' (none answered in the run)'} | ${t.wanted} | ${t.met ? 'met' : 'missed'} |`
+        `${x.connections} | ${x.http.requestsPerSecond.toFixed(1)} | ${ms(x.http.p50)} | ${ms(x.http.p99)} | ${int(x.http.shed)}${x.http.failures ? ` (${int(x.http.failures)} failed)` : ''}${x.http.requests ? '' : ' (none answered in the run)'} | ${x.others ? ms(x.others.p99) : ''} | ${t.wanted} | ${t.met ? 'met' : 'missed'} |`
       );
     }),
     '',
-    `Targets (issue 9): a search in at most 1% of the rows answers with p99 ≤ ${FEW.p99Ms} ms under ${FEW.connections} connections and ` +
-      `≥ ${FEW.timesScan}x faster than the scan; one in more, ≥ ${MANY.timesScan}x the scan and no 503 under ${MANY.connections} connections. ` +
+    `Targets: a search in at most 1% of the rows answers with p99 ≤ ${FEW.p99Ms} ms under ${FEW.connections} connections; ` +
+      `one in at most 20%, ≥ ${SOME.perSecond} req/s under ${SOME.connections}; one in more, no 503 and ≥ ${MANY.perSecond} req/s under ` +
+      `${MANY.connections} while other requests' p99 stays under ${MANY.othersP99Ms} ms. MySQL's req/s should be at least half of SQLite's ` +
+      'in runs of the same commit (compare the two blocks). ' +
       `${r.rows === 1_000_000 ? '' : `The targets are set at 1,000,000 posts; this run has ${int(r.rows)}. `}` +
       'Missed targets are reported here, never turned into a failing exit code.',
   ];
