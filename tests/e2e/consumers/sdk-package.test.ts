@@ -171,6 +171,8 @@ test("the README's example and a token's use compile under strict against the in
 });
 
 test("the README's example creates a book and finds it with a search, printing what the README says", async () => {
+  // docs/clients.md shows the same example.
+  expect(readFileSync(join(root, 'docs/clients.md'), 'utf8')).toContain(example);
   const printed = /console\.log\(.*\/\/ (.*)$/m.exec(example)![1];
   expect((await consumer('readme.js')).trim()).toBe(printed);
   const page = await open.request('GET', '/api/books/?search=tolkien');
