@@ -9,8 +9,7 @@ import { parse } from 'yaml';
 import { requester, startTestApp, type TestApp } from '../../helpers/app';
 
 // The SDK package as a consumer gets it: built by the SDK's build, packed with `npm pack`,
-// installed from the tarball into a project of its own (offline: its one dependency comes from
-// npm's cache, which installing this repository filled), and the README's example compiled there
+// installed from the tarball into a project of its own, and the README's example compiled there
 // under `strict` and run with node against the service. The build runs in a copy of what it
 // reads, whose contract has a version of its own: the package must take that one.
 const root = join(__dirname, '../../..');
@@ -97,16 +96,42 @@ function copyProject(version: string) {
   expect(parse(readFileSync(spec, 'utf8')).info.version).toBe(version);
 }
 
+/** The packages that the one in `dir` depends on, as this repository installed them, and theirs. */
+function dependencyDirs(dir: string, seen = new Set<string>()): string[] {
+  const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  for (const name of Object.keys(manifest.dependencies ?? {})) {
+    if (seen.has(name)) continue;
+    seen.add(name);
+    dependencyDirs(join(root, 'node_modules', name), seen);
+  }
+  return [...seen].map((name) => join(root, 'node_modules', name));
+}
+
 beforeAll(async () => {
   copyProject(VERSION);
-  mustRun(process.execPath, ['scripts/build-sdk.mjs'], project);
+  // The services start while the SDK builds, in a process of its own.
+  const building = promisify(execFile)(process.execPath, ['scripts/build-sdk.mjs'], { cwd: project }).catch(
+    (e: { stdout: string; stderr: string }) => {
+      throw new Error(`scripts/build-sdk.mjs failed:\n${e.stdout}${e.stderr}`);
+    },
+  );
+  open = await startTestApp();
+  guarded = await startTestApp({ apiTokens: [TOKEN] });
+  await building;
   mkdirSync(consumerDir);
   [packed] = JSON.parse(mustRun('npm', ['pack', '--json', '--pack-destination', consumerDir], sdk));
   writeFileSync(join(consumerDir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  mustRun('npm', ['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund', `./${packed.filename}`]);
+  // Offline: npm's cache may lack the registry's metadata for the package's dependencies (`npm ci`
+  // fetches only tarballs), so they are packed from this repository's node_modules and installed
+  // first, unsaved. They then satisfy the package's own dependencies; had it not declared one,
+  // installing it would prune that one as extraneous.
+  const dependencies = (
+    JSON.parse(mustRun('npm', ['pack', '--json', '--ignore-scripts', ...dependencyDirs(sdk)])) as { filename: string }[]
+  ).map((d) => `./${d.filename}`);
+  const install = ['install', '--offline', '--ignore-scripts', '--no-audit', '--no-fund'];
+  mustRun('npm', [...install, '--no-save', ...dependencies]);
+  mustRun('npm', [...install, `./${packed.filename}`]);
 
-  open = await startTestApp();
-  guarded = await startTestApp({ apiTokens: [TOKEN] });
   const [toOpen, toGuarded] = [await validatingProxy(open.url), await validatingProxy(guarded.url)];
   expect(example).toContain(README_URL);
   writeFileSync(join(consumerDir, 'readme.ts'), example.replaceAll(README_URL, toOpen.url));
@@ -154,6 +179,10 @@ async function consumer(file: string): Promise<string> {
 }
 
 test("the tarball is the built ES module and its types, at the contract's version", () => {
+  // Its dependencies were installed as its own, not the consumer's.
+  expect(JSON.parse(readFileSync(join(consumerDir, 'package.json'), 'utf8')).dependencies).toEqual({
+    '@records-api/client': `file:${packed.filename}`,
+  });
   expect(packed.version).toBe(VERSION);
   const installed = readFileSync(join(consumerDir, 'node_modules/@records-api/client/package.json'), 'utf8');
   expect(JSON.parse(installed)).toMatchObject({ version: VERSION, type: 'module' });
