@@ -183,6 +183,9 @@ test("the tarball is the built ES module and its types, at the contract's versio
   expect(JSON.parse(readFileSync(join(consumerDir, 'package.json'), 'utf8')).dependencies).toEqual({
     '@records-api/client': `file:${packed.filename}`,
   });
+  // ...and they are the ones this repository tests with (the package pins openapi-fetch).
+  const version = (dir: string) => JSON.parse(readFileSync(join(dir, 'node_modules/openapi-fetch/package.json'), 'utf8')).version;
+  expect(version(consumerDir)).toBe(version(root));
   expect(packed.version).toBe(VERSION);
   const installed = readFileSync(join(consumerDir, 'node_modules/@records-api/client/package.json'), 'utf8');
   expect(JSON.parse(installed)).toMatchObject({ version: VERSION, type: 'module' });
