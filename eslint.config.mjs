@@ -5,6 +5,8 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { ignores: ['dist/', 'build/', 'coverage/', 'node_modules/', 'src/generated/', '**/*.mjs', '**/*.js'] },
+  // The SDK's build output, and its build's copy of src/generated/.
+  { ignores: ['clients/typescript/dist/', 'clients/typescript/src/generated/'] },
   // SDK drivers are excluded from tsconfig.json: tests/e2e/consumers/sdks.test.ts copies them next to the
   // clients it generates at run time and compiles them there, so no project here can type-check them.
   { ignores: ['tests/e2e/consumers/drivers/'] },
