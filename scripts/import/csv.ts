@@ -110,7 +110,11 @@ export class CsvParser {
             this.state = State.FieldStart;
           } else if (c === CR || c === LF) this.endRecord(rows, { text: this.text + piece.slice(start, i), quoted: false }, c);
           else if (c === QUOTE) {
-            throw new CsvSyntaxError(this.line, 'record', 'a quote inside a field that does not start with one (quote the field, and double its quotes)');
+            throw new CsvSyntaxError(
+              this.line,
+              'record',
+              'a quote inside a field that does not start with one (quote the field, and double its quotes)',
+            );
           }
           break;
         case State.Quoted:
@@ -128,7 +132,7 @@ export class CsvParser {
             this.cells.push({ text: this.text, quoted: true });
             this.state = State.FieldStart;
           } else if (c === CR || c === LF) this.endRecord(rows, { text: this.text, quoted: true }, c);
-          else throw new CsvSyntaxError(this.line, 'record', 'text after the closing quote of a field (a quote inside a field is written twice)');
+          else throw new CsvSyntaxError(this.line, 'record', this.afterQuoteMessage());
           break;
       }
       this.previous = c;
@@ -151,6 +155,12 @@ export class CsvParser {
         if (this.cells.length) this.endRecord(rows, { text: '', quoted: false }, 0);
     }
     return rows;
+  }
+
+  /** A quoted field that ran over lines most likely holds a quote left open where it starts. */
+  private afterQuoteMessage(): string {
+    const opened = this.quotedAt < this.line ? ` opened on line ${this.quotedAt} (a quote left open there?)` : '';
+    return `text after the closing quote of a field${opened}; a quote inside a field is written twice`;
   }
 
   private endRecord(rows: CsvRow[], last: CsvCell, lineEnd: number): void {

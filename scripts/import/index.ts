@@ -134,8 +134,7 @@ export async function importFile(db: Db, collection: string, file: string, optio
   const maxLineBytes = options.maxLineBytes ?? Infinity;
   const format = options.format ?? importFormat(undefined, file);
   const csvColumns = format === 'csv' ? columnTypes(spec, c.resource) : undefined;
-  const records = () =>
-    csvColumns ? csvRecords(file, maxLineBytes, checker, c, csvColumns) : ndjsonRecords(file, maxLineBytes, checker);
+  const records = () => (csvColumns ? csvRecords(file, maxLineBytes, checker, c, csvColumns) : ndjsonRecords(file, maxLineBytes, checker));
 
   // Pass 1: every record valid, and unique fields unique within the file.
   const seen = new Map<string, Map<string, number>>(c.uniqueFields.map((f) => [f, new Map()]));

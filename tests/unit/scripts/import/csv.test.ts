@@ -32,17 +32,50 @@ const texts = (rows: CsvRow[]) => rows.map((r) => r.cells.map((c) => c.text));
 
 describe('CsvParser', () => {
   test.each([
-    ['CRLF ends', 'a,b\r\nc,d\r\n', [['a', 'b'], ['c', 'd']]],
-    ['LF and lone CR ends, no end at the last', 'a,b\nc,d\re,f', [['a', 'b'], ['c', 'd'], ['e', 'f']]],
-    ['empty fields, and a comma before the end', ',a,\r\n,,\r\n', [['', 'a', ''], ['', '', '']]],
-    ['quotes doubled, commas and line breaks inside quotes', '"say ""hi""","a,b","x\r\ny\nz\rw"\r\n', [['say "hi"', 'a,b', 'x\r\ny\nz\rw']]],
+    [
+      'CRLF ends',
+      'a,b\r\nc,d\r\n',
+      [
+        ['a', 'b'],
+        ['c', 'd'],
+      ],
+    ],
+    [
+      'LF and lone CR ends, no end at the last',
+      'a,b\nc,d\re,f',
+      [
+        ['a', 'b'],
+        ['c', 'd'],
+        ['e', 'f'],
+      ],
+    ],
+    [
+      'empty fields, and a comma before the end',
+      ',a,\r\n,,\r\n',
+      [
+        ['', 'a', ''],
+        ['', '', ''],
+      ],
+    ],
+    [
+      'quotes doubled, commas and line breaks inside quotes',
+      '"say ""hi""","a,b","x\r\ny\nz\rw"\r\n',
+      [['say "hi"', 'a,b', 'x\r\ny\nz\rw']],
+    ],
     ['an empty quoted field', '"",a\r\n', [['', 'a']]],
     ['blank lines between records, which hold none', 'a\r\n\r\n\nb\r\n', [['a'], ['b']]],
     ['unicode kept as it is', '"ÉCOLE 😀",日本\r\n', [['ÉCOLE 😀', '日本']]],
   ])('%s', (_name, text, want) => {
     expect(texts(parse(text))).toEqual(want);
     // The same however the text comes in pieces: one character at a time.
-    expect(texts(parse(text, Array.from(text, (_c, i) => i)))).toEqual(want);
+    expect(
+      texts(
+        parse(
+          text,
+          Array.from(text, (_c, i) => i),
+        ),
+      ),
+    ).toEqual(want);
   });
 
   test('marks the cells written in quotes', () => {
@@ -81,7 +114,9 @@ describe('CsvParser', () => {
 describe('columnTypes', () => {
   test.each(collections.map((c) => [c.name, c] as const))('%s: every write field, id and the timestamps', (_name, c) => {
     const columns = columnTypes(spec, c.resource);
-    expect([...columns.keys()].sort()).toEqual([...Object.keys(clientProperties(spec, c.resource)), 'id', 'created_at', 'updated_at'].sort());
+    expect([...columns.keys()].sort()).toEqual(
+      [...Object.keys(clientProperties(spec, c.resource)), 'id', 'created_at', 'updated_at'].sort(),
+    );
     expect(columns.get('id')).toEqual({ type: 'integer', nullable: false, setByService: true });
     expect(columns.get('created_at')).toEqual({ type: 'string', nullable: false, setByService: true });
   });
@@ -140,7 +175,11 @@ describe('csvDecoder', () => {
   });
 
   test.each([
-    ['an unknown field', header('title', 'colour'), { field: 'colour', message: expect.stringMatching(/^is not a field of tasks \(title, /) }],
+    [
+      'an unknown field',
+      header('title', 'colour'),
+      { field: 'colour', message: expect.stringMatching(/^is not a field of tasks \(title, /) },
+    ],
     ['a field named twice', header('title', 'title'), { field: 'title', message: 'is named twice in the header' }],
     ['a column with no name', header('title', ''), { field: 'column 2' }],
   ])('a header with %s is an error', (_name, given, want) => {
