@@ -70,9 +70,25 @@ export class CsvParser {
 
   constructor(private readonly maxRecordBytes = Infinity) {}
 
-  /** The records that this piece of text completes. */
+  private failure: Error | undefined;
+
+  /**
+   * The records that this piece of text completes. Where the text breaks the format, those before
+   * come first (one of them may be the first bad record) and the next call throws.
+   */
   push(piece: string): CsvRow[] {
+    if (this.failure) throw this.failure;
     const rows: CsvRow[] = [];
+    try {
+      this.read(piece, rows);
+    } catch (err) {
+      if (!rows.length) throw err;
+      this.failure = err as Error;
+    }
+    return rows;
+  }
+
+  private read(piece: string, rows: CsvRow[]): void {
     let start = 0;
     for (let i = 0; i < piece.length; i++) {
       const c = piece.charCodeAt(i);
@@ -138,11 +154,11 @@ export class CsvParser {
       this.previous = c;
     }
     if (this.state === State.Unquoted || this.state === State.Quoted) this.text += piece.slice(start);
-    return rows;
   }
 
   /** The last record, when the file ends without a line end. */
   end(): CsvRow[] {
+    if (this.failure) throw this.failure;
     const rows: CsvRow[] = [];
     switch (this.state) {
       case State.Quoted:

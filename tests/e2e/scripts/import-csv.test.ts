@@ -140,6 +140,11 @@ describe('a CSV file that is bad', () => {
       `title,colour\r\nt,red\r\n`,
       /^line 1: colour: is not a field of posts \(title, content, author, id, created_at, updated_at\)/,
     ],
+    [
+      'a bad record before one that breaks the format (the first is named)',
+      `${header}${good(1)},"",c,a,,\r\nt"x,c,a,,\r\n`,
+      /^line 4: title: must NOT have fewer than 1 characters; nothing was imported$/,
+    ],
     ['a bad created_at', `${header}${good(1)},t,c,a,yesterday,\r\n`, /^line 4: created_at: must be an RFC 3339 date-time/],
   ] as [string, string, RegExp][])('%s stops the import with its line and field; nothing is written', async (_name, text, want) => {
     const before = await count();

@@ -102,6 +102,15 @@ describe('CsvParser', () => {
     expect(error).toMatchObject({ line, field: 'record', message: expect.stringMatching(want) });
   });
 
+  test('the records before a fault in the same piece come first; the fault is thrown at the next call', () => {
+    const parser = new CsvParser();
+    expect(texts(parser.push('a\r\nb\r\nc"d\r\n'))).toEqual([['a'], ['b']]);
+    expect(() => parser.end()).toThrow(expect.objectContaining({ line: 3, field: 'record' }));
+    const next = new CsvParser();
+    next.push('a\r\nc"');
+    expect(() => next.push('more')).toThrow(CsvSyntaxError);
+  });
+
   test('a record over the most bytes stops the reader, and says when a quote is open', () => {
     // 'é' is two bytes: 5 of them are 10 bytes, over 9.
     expect(() => parse('a\r\néééé,\r\nééééé\r\n', [], 9)).toThrow(CsvRecordTooLong);
