@@ -1,16 +1,20 @@
 // `npm run import -- --collection posts --file posts.jsonl`: loads NDJSON records (one create
-// body per line, created_at/updated_at kept when given) into the configured database
-// (DATABASE_URL, as for the service). Every line is checked first; one bad line stops the
-// import with its line number and field, and nothing is written.
+// body per line, created_at/updated_at kept when given), or the CSV an export writes, into the
+// configured database (DATABASE_URL, as for the service). Every record is checked first; one bad
+// record stops the import with its line number and field, and nothing is written.
 import { accessSync, constants } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../src/config';
-import { ImportError, importFile } from './import/index';
+import { ImportError, importFile, importFormat } from './import/index';
 import { oneLine, openToWrite } from './lib/failure';
 
-const USAGE = `usage: npm run import -- --collection <posts|products|books|users|tasks> --file <records.jsonl> [--exclusive]
-  One JSON record per line, with the collection's write fields (and created_at/updated_at,
-  kept when present). Into the database named by DATABASE_URL (default: the SQLite file).
+const USAGE = `usage: npm run import -- --collection <posts|products|books|users|tasks> --file <records.jsonl|records.csv>
+         [--format ndjson|csv] [--exclusive]
+  NDJSON: one JSON record per line, with the collection's write fields (and created_at/updated_at,
+  kept when present). CSV: as an export writes it (Accept: text/csv): a header row naming the
+  fields, then one record a row; an empty cell is null where the field may be null. An id is
+  ignored in either. Into the database named by DATABASE_URL (default: the SQLite file).
+  --format: csv or ndjson; by default .csv files are CSV, any other NDJSON.
   --exclusive (SQLite): nothing else uses the file (no service running); the import writes into
     it directly, not through the WAL (faster). A service that opens the file meanwhile fails to
     reach it until the import ends.`;
@@ -29,12 +33,14 @@ async function main(): Promise<void> {
     options: {
       collection: { type: 'string' },
       file: { type: 'string' },
+      format: { type: 'string' },
       exclusive: { type: 'boolean', default: false },
       help: { type: 'boolean', default: false },
     },
   });
   if (values.help) return void console.log(USAGE);
   if (!values.collection || !values.file) throw new ImportError(`--collection and --file are required\n${USAGE}`);
+  const format = importFormat(values.format, values.file);
   readable(values.file);
   const { database, bodyLimit } = loadConfig();
   const db = await openToWrite(database, (message) => new ImportError(message));
@@ -47,6 +53,7 @@ async function main(): Promise<void> {
       onWritten: (k) => (k % 100_000 < 5000 ? line('written', k) : undefined),
       onIndexing: (k) => line('indexing', k),
       exclusive: values.exclusive,
+      format,
       maxLineBytes: bodyLimit,
       onDirect: (direct) =>
         process.stderr.write(

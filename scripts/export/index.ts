@@ -6,8 +6,8 @@ import { type DatabaseConfig, databaseWhere } from '../../src/config';
 import { type Db, DEFAULT_POOL, openDb } from '../../src/db/connection';
 import { walkSnapshot } from '../../src/db/walk';
 import { createSearch } from '../../src/search';
-import { recordSerializer } from '../../src/handlers/serialize';
-import { ndjsonLine } from '../../src/http/export';
+import { recordSerializer, writeFields } from '../../src/handlers/serialize';
+import { csvLine, ndjsonLine } from '../../src/http/export';
 import { loadSpec } from '../../src/spec';
 import { notSetUp, unusable } from '../lib/failure';
 
@@ -38,13 +38,28 @@ export async function openForExport(config: DatabaseConfig, name: string): Promi
   throw new ExportError(notSetUp(where, `has no ${table} table`));
 }
 
+export type ExportFormat = 'ndjson' | 'csv';
+
+/** `--format`: NDJSON when not given. */
+export function exportFormat(flag: string | undefined): ExportFormat {
+  const format = (flag ?? 'ndjson').toLowerCase();
+  if (format === 'ndjson' || format === 'csv') return format;
+  throw new ExportError(`--format must be csv or ndjson, not ${JSON.stringify(flag)}`);
+}
+
 /**
- * Writes a collection to `out` as NDJSON, what `npm run import` reads: oldest id first, from one
- * read snapshot, waiting for `drain` so memory stays flat. Returns the number written.
+ * Writes a collection to `out`, in what `npm run import` reads: oldest id first, from one read
+ * snapshot, waiting for `drain` so memory stays flat. NDJSON has the write fields and timestamps;
+ * CSV is what `GET /api/<collection>/export/?ordering=id` answers `Accept: text/csv` (with ids,
+ * which an import ignores). Returns the number written.
  */
-export async function exportCollection(db: Db, name: string, out: Writable): Promise<number> {
+export async function exportCollection(db: Db, name: string, out: Writable, format: ExportFormat = 'ndjson'): Promise<number> {
   const c = collectionToExport(name);
-  const serialize = recordSerializer(loadSpec(), c);
+  const spec = loadSpec();
+  const serialize = recordSerializer(spec, c);
+  // The HTTP export's columns (src/handlers/records.ts): the record's fields in a JSON record's order.
+  const columns = ['id', ...writeFields(spec, c.resource).map((f) => f.name), 'created_at', 'updated_at'];
+  if (format === 'csv') out.write(csvLine(columns, Object.fromEntries(columns.map((k) => [k, k]))));
   let written = 0;
   // No search terms: the engine's tuning plays no part.
   const walk = walkSnapshot(
@@ -57,8 +72,9 @@ export async function exportCollection(db: Db, name: string, out: Writable): Pro
     // A reader gone (`| head`) fails the stream, which then takes no more writes nor drains:
     // stop here, so that the caller closes the database rather than waiting for ever.
     if (out.errored) throw out.errored;
-    const { id: _id, ...record } = serialize(row) as Record<string, unknown>;
-    if (!out.write(ndjsonLine(record))) await once(out, 'drain');
+    const { id, ...record } = serialize(row) as Record<string, unknown>;
+    const line = format === 'csv' ? csvLine(columns, { id, ...record }) : ndjsonLine(record);
+    if (!out.write(line)) await once(out, 'drain');
     written++;
   }
   return written;

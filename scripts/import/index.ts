@@ -1,16 +1,30 @@
-// Imports an NDJSON file into one collection: every line is checked first (nothing is written
-// when one is bad), then all rows go in one transaction.
-import { collectionNamed } from '../../src/collections';
+// Imports an NDJSON or CSV file into one collection: every record is checked first (nothing is
+// written when one is bad), then all rows go in one transaction.
+import { extname } from 'node:path';
+import { type Collection, collectionNamed } from '../../src/collections';
 import { type Db } from '../../src/db/connection';
 import { indexLoaded } from '../../src/search';
 import { migrate } from '../../src/db/migrations';
 import { dbTimestamp } from '../../src/db/time';
 import { loadSpec } from '../../src/spec';
-import { LineTooLong, utf8Lines } from './lines';
-import { lineChecker, type ImportRecord } from './validate';
+import { type ColumnType, columnTypes, CsvParser, CsvRecordTooLong, type CsvRow, CsvSyntaxError, csvDecoder } from './csv';
+import { LineTooLong, utf8Lines, utf8Text } from './lines';
+import { type Checked, type Checker, lineChecker, type ImportRecord } from './validate';
 import { type Value, writeRows } from './write';
 
 export class ImportError extends Error {}
+
+export type ImportFormat = 'ndjson' | 'csv';
+
+const BY_EXTENSION: Readonly<Record<string, ImportFormat>> = { '.csv': 'csv', '.ndjson': 'ndjson', '.jsonl': 'ndjson' };
+
+/** The format `--format` names, else the file's extension says, else NDJSON. */
+export function importFormat(flag: string | undefined, file: string): ImportFormat {
+  if (flag === undefined) return BY_EXTENSION[extname(file).toLowerCase()] ?? 'ndjson';
+  const format = flag.toLowerCase();
+  if (format === 'csv' || format === 'ndjson') return format;
+  throw new ImportError(`--format must be csv or ndjson, not ${JSON.stringify(flag)}`);
+}
 
 export interface ImportOptions {
   onValidated?: (lines: number) => void;
@@ -24,8 +38,10 @@ export interface ImportOptions {
   onIndexed?: (rows: number) => void;
   /** MySQL: how many dense words' lists were filled (src/search/mysql/denseWords.ts). */
   onDense?: (words: number) => void;
-  /** The most bytes a line may have (the command passes the service's BODY_LIMIT). */
+  /** The most bytes a line (a CSV record) may have (the command passes the service's BODY_LIMIT). */
   maxLineBytes?: number;
+  /** By default, as the file's extension says (importFormat). */
+  format?: ImportFormat;
 }
 
 /**
@@ -55,6 +71,56 @@ async function* lines(file: string, maxBytes: number): AsyncGenerator<[number, s
   }
 }
 
+/** An NDJSON file's records, checked, each with its line. */
+async function* ndjsonRecords(file: string, maxBytes: number, checker: Checker): AsyncGenerator<[number, Checked]> {
+  for await (const [n, line] of lines(file, maxBytes)) yield [n, checker.check(line)];
+}
+
+/**
+ * A CSV file's records, checked, each with the line it starts on: a header row, then one record
+ * a row, as an export writes them (csv.ts). A byte order mark, which spreadsheets write, is
+ * skipped. A record over `maxBytes` stops the import, as a line does.
+ */
+async function* csvRecords(
+  file: string,
+  maxBytes: number,
+  checker: Checker,
+  c: Collection,
+  columns: Map<string, ColumnType>,
+): AsyncGenerator<[number, Checked]> {
+  const parser = new CsvParser(maxBytes);
+  let decode: ReturnType<typeof csvDecoder> | undefined;
+  function* checked(rows: CsvRow[]): Generator<[number, Checked]> {
+    for (const row of rows) {
+      if (!decode) decode = csvDecoder(columns, c.name, row);
+      else {
+        const decoded = decode(row);
+        yield [row.line, decoded.ok ? checker.checkBody(decoded.body) : decoded];
+      }
+    }
+  }
+  let first = true;
+  try {
+    for await (let text of utf8Text(file)) {
+      if (text === undefined) throw new ImportError(`line ${parser.line}: line: is not valid UTF-8; nothing was imported`);
+      if (first && text.startsWith('\ufeff')) text = text.slice(1);
+      first &&= text === '';
+      yield* checked(parser.push(text));
+    }
+    yield* checked(parser.end());
+  } catch (err) {
+    if (err instanceof CsvSyntaxError) throw new ImportError(`line ${err.line}: ${err.field}: ${err.message}; nothing was imported`);
+    if (err instanceof CsvRecordTooLong) {
+      const open = err.openQuote === undefined ? '' : ` (a quoted field opened on line ${err.openQuote} is still open)`;
+      throw new ImportError(
+        `line ${err.line}: record: is over ${maxBytes.toLocaleString('en')} bytes, the largest record the API takes (BODY_LIMIT)${open}; ` +
+          'nothing was imported',
+      );
+    }
+    throw err;
+  }
+}
+
 /** Unique values as the database compares them: email ignoring (ASCII) case, others exactly. */
 function uniqueKey(field: string, value: unknown): string {
   return field === 'email' ? String(value).toLowerCase() : String(value);
@@ -62,14 +128,18 @@ function uniqueKey(field: string, value: unknown): string {
 
 export async function importFile(db: Db, collection: string, file: string, options: ImportOptions = {}): Promise<number> {
   const c = collectionNamed(collection, (message) => new ImportError(message));
-  const { fields, check } = lineChecker(loadSpec(), c);
+  const spec = loadSpec();
+  const checker = lineChecker(spec, c);
+  const { fields } = checker;
   const maxLineBytes = options.maxLineBytes ?? Infinity;
+  const format = options.format ?? importFormat(undefined, file);
+  const csvColumns = format === 'csv' ? columnTypes(spec, c.resource) : undefined;
+  const records = () => (csvColumns ? csvRecords(file, maxLineBytes, checker, c, csvColumns) : ndjsonRecords(file, maxLineBytes, checker));
 
-  // Pass 1: every line valid, and unique fields unique within the file.
+  // Pass 1: every record valid, and unique fields unique within the file.
   const seen = new Map<string, Map<string, number>>(c.uniqueFields.map((f) => [f, new Map()]));
   let count = 0;
-  for await (const [n, line] of lines(file, maxLineBytes)) {
-    const checked = check(line);
+  for await (const [n, checked] of records()) {
     if (!checked.ok) {
       const { field, message } = checked.errors[0];
       throw new ImportError(`line ${n}: ${field}: ${message}; nothing was imported`);
@@ -100,13 +170,13 @@ export async function importFile(db: Db, collection: string, file: string, optio
     }
   }
 
-  // Pass 2: the same lines, now known to be valid, written in one transaction.
+  // Pass 2: the same records, now known to be valid, written in one transaction.
   const columns = [...fields, 'created_at', 'updated_at'];
   const now = dbTimestamp();
   const stamp = (iso: string) => iso.replace('T', ' ').replace('Z', '');
   async function* rows(): AsyncGenerator<Value[]> {
-    for await (const [, line] of lines(file, maxLineBytes)) {
-      const record = (check(line) as { record: ImportRecord }).record;
+    for await (const [, checked] of records()) {
+      const record = (checked as { record: ImportRecord }).record;
       // A record whose updated_at alone is given was created no later than that.
       const created = record.created_at ? stamp(record.created_at) : record.updated_at ? stamp(record.updated_at) : now;
       const updated = record.updated_at ? stamp(record.updated_at) : created;

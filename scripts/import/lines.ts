@@ -88,3 +88,52 @@ function utf8(bytes: Buffer): string | undefined {
     return undefined;
   }
 }
+
+/**
+ * The file's text a chunk at a time, each piece whole characters (a character that a chunk ends
+ * inside goes with the next). Bytes that are not UTF-8 end it: the text up to the line that holds
+ * them, then undefined, so that the reader can say on which line they are.
+ */
+export async function* utf8Text(file: string): AsyncGenerator<string | undefined> {
+  let carry: Buffer | undefined;
+  for await (const chunk of createReadStream(file) as AsyncIterable<Buffer>) {
+    const bytes = carry?.length ? Buffer.concat([carry, chunk]) : chunk;
+    const end = wholeCharacters(bytes);
+    carry = bytes.subarray(end);
+    const pieces = utf8Pieces(bytes.subarray(0, end));
+    yield* pieces;
+    if (pieces[pieces.length - 1] === undefined) return;
+  }
+  // A character cut short by the end of the file is not UTF-8.
+  if (carry?.length) yield* utf8Pieces(carry);
+}
+
+/** Where the bytes' last whole character ends: before a lead byte whose continuation bytes are still to come. */
+export function wholeCharacters(bytes: Buffer): number {
+  let i = bytes.length - 1;
+  while (i >= 0 && bytes.length - i <= 3 && (bytes[i] & 0xc0) === 0x80) i--;
+  if (i < 0) return bytes.length;
+  const lead = bytes[i];
+  const length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return length > bytes.length - i ? i : bytes.length;
+}
+
+/**
+ * The text of whole characters' bytes, as one piece; where some are not UTF-8, the text before
+ * the line that holds the first (in pieces that end at \r or \n), then undefined.
+ */
+export function utf8Pieces(bytes: Buffer): (string | undefined)[] {
+  const whole = utf8(bytes);
+  if (whole !== undefined) return [whole];
+  const pieces: (string | undefined)[] = [];
+  let start = 0;
+  for (let i = 0; i <= bytes.length; i++) {
+    if (i < bytes.length && bytes[i] !== LF && bytes[i] !== CR) continue;
+    // \r and \n are never part of a longer character: each line decodes alone.
+    const piece = utf8(bytes.subarray(start, i + 1));
+    pieces.push(piece);
+    if (piece === undefined) break;
+    start = i + 1;
+  }
+  return pieces;
+}

@@ -1,5 +1,6 @@
-// Checks one NDJSON line of an import against the spec's own write schema (the one that POST
-// and PUT bodies are validated with), plus the timestamps an import may carry.
+// Checks one record of an import (an NDJSON line, or a CSV record read as a body) against the
+// spec's own write schema (the one that POST and PUT bodies are validated with), plus the
+// timestamps an import may carry.
 import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import type { OpenAPIV3 } from 'openapi-types';
@@ -20,8 +21,16 @@ export interface ImportRecord {
 
 export type Checked = { ok: true; record: ImportRecord } | { ok: false; errors: FieldError[] };
 
-/** Builds the checker of one collection's lines from the spec document. */
-export function lineChecker(spec: OpenAPIV3.Document, c: Collection): { fields: string[]; check: (line: string) => Checked } {
+export interface Checker {
+  fields: string[];
+  /** An NDJSON line. */
+  check: (line: string) => Checked;
+  /** A body already parsed (from a CSV record). */
+  checkBody: (body: unknown) => Checked;
+}
+
+/** Builds the checker of one collection's records from the spec document. */
+export function lineChecker(spec: OpenAPIV3.Document, c: Collection): Checker {
   const ajv = new Ajv({ allErrors: true, verbose: true, strict: false });
   addFormats(ajv, { mode: 'full' });
   ajv.addSchema(spec, 'spec');
@@ -36,6 +45,10 @@ export function lineChecker(spec: OpenAPIV3.Document, c: Collection): { fields: 
     } catch (err) {
       return { ok: false, errors: [{ field: 'line', message: `is not JSON (${(err as Error).message})` }] };
     }
+    return checkBody(body);
+  };
+
+  const checkBody = (body: unknown): Checked => {
     const strings = malformedStrings(body);
     if (strings.length) return { ok: false, errors: strings };
     const given = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
@@ -71,5 +84,5 @@ export function lineChecker(spec: OpenAPIV3.Document, c: Collection): { fields: 
     for (const f of fields) values[f.name] = given[f.name] !== undefined ? given[f.name] : (f.default ?? null);
     return { ok: true, record: { values, ...times } };
   };
-  return { fields: fields.map((f) => f.name), check };
+  return { fields: fields.map((f) => f.name), check, checkBody };
 }

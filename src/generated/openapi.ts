@@ -895,7 +895,7 @@ export interface components {
          */
         NdjsonExport: string;
         /**
-         * @description RFC 4180 CSV in UTF-8, lines ending in CRLF. A header row names the columns (the record's fields, in the order of a JSON record); a field holding a comma, a quote or a line break is quoted, quotes doubled; null is an empty field. A text field that starts with `=`, `+`, `-`, `@`, a tab or a carriage return, which a spreadsheet would run as a formula, is written with a leading `'` and quoted (OWASP, CSV injection); strip that one `'` to get the text back. Numbers are never prefixed; NDJSON keeps every text as it is.
+         * @description RFC 4180 CSV in UTF-8, lines ending in CRLF. A header row names the columns (the record's fields, in the order of a JSON record); a field holding a comma, a quote or a line break is quoted, quotes doubled; null is an empty field. A text field that starts with `=`, `+`, `-`, `@`, a tab or a carriage return, which a spreadsheet would run as a formula, or with `'` before one of them, is written with a leading `'` and quoted (OWASP, CSV injection); strip that one `'` from a quoted field to get the text back. Numbers are never prefixed; NDJSON keeps every text as it is.
          * @example id,title,content,author,created_at,updated_at
          *     42,"Hello, world",The first post on this blog.,ada,2026-11-22T09:32:05.156Z,2026-11-22T09:32:05.156Z
          */

@@ -22,9 +22,10 @@ export function ndjsonLine(record: Record<string, unknown>): string {
 
 /**
  * Text that a spreadsheet would read as a formula (OWASP, "CSV Injection"): a cell starting with
- * `=`, `+`, `-`, `@`, a tab or a carriage return.
+ * `=`, `+`, `-`, `@`, a tab or a carriage return. Text that starts with `'` before one is guarded
+ * too, so that dropping one `'` from every guarded cell gives the text back (ADR 0020).
  */
-const FORMULA_START = /^[=+\-@\t\r]/;
+const FORMULA_START = /^'*[=+\-@\t\r]/;
 
 /**
  * One RFC 4180 field: quoted when it holds a comma, a quote, CR or LF (quotes doubled); null is

@@ -176,8 +176,8 @@ describe('search, filters and ordering apply; text is quoted as RFC 4180 says', 
     expect(text).toContain(',école ÉCOLE 😀,plain,csv-writer,');
   });
 
-  // OWASP "CSV Injection": a spreadsheet runs a cell that starts with = + - @, a tab or CR. Such
-  // string cells get a leading ' inside quotes; NDJSON keeps the text as it is.
+  // OWASP "CSV Injection": a spreadsheet runs a cell that starts with = + - @, a tab or CR (after
+  // any 's). Such string cells get a leading ' inside quotes; NDJSON keeps the text as it is.
   test.each([
     ['=', '=HYPERLINK("http://evil.example","x")', '"\'=HYPERLINK(""http://evil.example"",""x"")"'],
     ['+', "+1+cmd|' /C calc'!A0", "\"'+1+cmd|' /C calc'!A0\""],
@@ -185,6 +185,8 @@ describe('search, filters and ordering apply; text is quoted as RFC 4180 says', 
     ['@', '@SUM(1+1)', '"\'@SUM(1+1)"'],
     ['a tab', '\t=1', '"\'\t=1"'],
     ['a carriage return', '\r=1', '"\'\r=1"'],
+    // Guarded too, so that one ' off every guarded cell gives the text back (ADR 0020).
+    ["' before =", "'=a, b", '"\'\'=a, b"'],
   ])('a string cell starting with %s is neutralised', async (_n, title, cell) => {
     const created = await app.request('POST', '/api/posts/', { body: { title, content: 'formula', author: 'csv-formula' } });
     expect(created.status).toBe(201);
