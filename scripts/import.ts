@@ -45,6 +45,7 @@ async function main(): Promise<void> {
   const { database, bodyLimit } = loadConfig();
   const db = await openToWrite(database, (message) => new ImportError(message));
   const started = Date.now();
+  let indexedShown = 0;
   const line = (what: string, n: number) =>
     process.stderr.write(`${what} ${n.toLocaleString('en')} records, ${((Date.now() - started) / 1000).toFixed(1)} s\n`);
   try {
@@ -61,7 +62,11 @@ async function main(): Promise<void> {
             ? 'writing into the file directly, not through the WAL (--exclusive)\n'
             : 'another connection has the file open: writing through the WAL\n',
         ),
-      onIndexed: (k) => (k % 100_000 < 2000 ? line('indexed', k) : undefined),
+      // A line after the first batch, then each time the count passes a multiple of 100,000.
+      onIndexed: (k) => {
+        if (!indexedShown || Math.floor(k / 100_000) > Math.floor(indexedShown / 100_000)) line('indexed', k);
+        indexedShown = k;
+      },
       onDense: (k) =>
         process.stderr.write(`listed the records without ${k} dense words, ${((Date.now() - started) / 1000).toFixed(1)} s\n`),
     });
