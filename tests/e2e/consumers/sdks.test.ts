@@ -46,6 +46,9 @@ beforeAll(async () => {
   // orval: its fetch client with a base URL (drivers/orval.config.mjs).
   const orval = run(bin('orval'), ['--config', 'orval.config.mjs']);
   if (orval.status !== 0) throw new Error(`orval failed:\n${orval.output}`);
+  // swagger-typescript-api: its default options.
+  const sta = run(bin('swagger-typescript-api'), ['generate', '-p', 'openapi.json', '-o', 'sta']);
+  if (sta.status !== 0) throw new Error(`swagger-typescript-api failed:\n${sta.output}`);
 
   writeFileSync(
     join(dir, 'tsconfig.json'),
@@ -60,7 +63,7 @@ beforeAll(async () => {
         lib: ['ES2022', 'DOM', 'DOM.Iterable'],
         types: ['node'],
       },
-      include: ['*.ts', 'hey/**/*.ts', 'orval/**/*.ts'],
+      include: ['*.ts', 'hey/**/*.ts', 'orval/**/*.ts', 'sta/**/*.ts'],
     }),
   );
   compiled = run(bin('tsc'), ['-p', '.']);
@@ -83,6 +86,7 @@ test.each([
   ['openapi-typescript + openapi-fetch', 'openapi-fetch.ts', 1],
   ['@hey-api/openapi-ts', 'hey-api.ts', 2],
   ['orval (fetch client)', 'orval.ts', 3],
+  ['swagger-typescript-api', 'swagger-typescript-api.ts', 4],
 ])(
   '%s drives every collection against the service',
   async (_name, driver, runId) => {
