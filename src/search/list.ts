@@ -113,6 +113,24 @@ export async function seekMatches(ctx: SearchContext, db: Db, spec: TableSpec, r
     const rows = await rowsOf(db, spec.table, preloaded.ids.slice(0, request.limit));
     return request.backward ? rows.reverse() : rows;
   }
+  if (plan.members && !preloaded && !request.filters.length && walksOrderIndex(order)) {
+    // Many matches from the postings: the order's index walked from the cursor, each id tested.
+    const ids = await walkMembers(
+      db,
+      spec.table,
+      order,
+      plan.members,
+      request.limit,
+      plan.members.size,
+      await total(),
+      tuning.postingsWalk,
+      request.after as Knex.Value[] | undefined,
+    );
+    if (ids) {
+      const rows = await rowsOf(db, spec.table, ids);
+      return request.backward ? rows.reverse() : rows;
+    }
+  }
   // Made after the plan's lookups: a statement's share of the budget is what is left as it is
   // made. Without a count, a walk is chosen from the preloaded matches only, or from the index's
   // count where it costs little and no filter narrows the matches further.

@@ -108,9 +108,10 @@ export function narrowPage(query: Knex.QueryBuilder, page: PageOfMatches, walk: 
 const WALK_CHUNK = { min: 200, max: 50_000 };
 
 /**
- * MySQL: the ids of the first `wanted` members in the default order (or its reverse), by walking
- * the created_at index in chunks and testing each id in the set; undefined past `maxEntries`
- * entries (matches all at the far end), when reading them by id costs less.
+ * MySQL: the ids of the first `wanted` members in the default order (or its reverse), past a
+ * cursor's `after` (created_at, id) if given, by walking the created_at index in chunks and
+ * testing each id in the set; undefined past `maxEntries` entries (matches all at the far end),
+ * when reading them by id costs less.
  */
 export async function walkMembers(
   db: Db,
@@ -121,14 +122,15 @@ export async function walkMembers(
   count: number,
   total: number,
   maxEntries: number,
+  after?: readonly Knex.Value[],
 ): Promise<number[] | undefined> {
   const found: number[] = [];
   // Sized to find the page in one statement when the matches are spread evenly.
   let chunk = Math.min(WALK_CHUNK.max, Math.max(WALK_CHUNK.min, Math.ceil((2 * wanted * total) / Math.max(count, 1))));
-  let last: { id: number | string; created_at: string } | undefined;
+  let last: readonly Knex.Value[] | undefined = after;
   for (let walked = 0; walked < maxEntries;) {
     const query = db.from(db.raw('?? FORCE INDEX (??)', [table, orderIndexName(table)])).select('id', 'created_at');
-    if (last) applyAfter(query, order, [last.created_at, last.id], true);
+    if (last) applyAfter(query, order, last as Knex.Value[], true);
     applyOrder(query, order, true);
     const rows = (await query.limit(chunk)) as { id: number | string; created_at: string }[];
     walked += rows.length;
@@ -136,7 +138,7 @@ export async function walkMembers(
       if (members.has(Number(r.id)) && found.push(Number(r.id)) === wanted) return found;
     }
     if (rows.length < chunk) return found;
-    last = rows[rows.length - 1];
+    last = [rows[rows.length - 1].created_at, rows[rows.length - 1].id];
     chunk = Math.min(WALK_CHUNK.max, chunk * 2);
   }
   return undefined;

@@ -1,4 +1,4 @@
-import { deleteRecord, insertRecord, listRecords, updateRecord } from '../../../src/db/records';
+import { deleteRecord, insertRecord, listRecords, seekRecords, updateRecord } from '../../../src/db/records';
 import { createSearch } from '../../../src/search';
 import { NEWEST_FIRST as order, scannedIds } from '../../helpers/scan';
 import { dbTimestamp } from '../../../src/db/time';
@@ -72,7 +72,7 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     const spec = { table: name, searchFields: f.searchFields };
     const terms = [['alpha'], ['OMEGA'], ['eta'], ['alpha', 'omega'], ['délta'], ['zzz'], ['beta', 'psi']];
     // Few matches preloaded, and (maxPreloaded 1) many walked along the order's index.
-    const engines = [{}, { maxPreloaded: 1 }, { postings: 0 }].map((tuning) => createSearch(tuning));
+    const engines = [{}, { maxPreloaded: 1 }, { postingsInList: 0 }, { postings: 0 }].map((tuning) => createSearch(tuning));
     const check = async () => {
       for (const ts of terms)
         for (const [pageSize, page] of [
@@ -89,7 +89,39 @@ mysqlOnly.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
             ]);
           }
         }
+      // Cursor pages of 2, forward from the start and back from the last: the same ids as the scan.
+      for (const ts of terms) {
+        const want = await scannedIds(t.db, name, f.searchFields, ts);
+        for (const engine of engines) {
+          const seen: number[] = [];
+          let after: unknown[] | undefined;
+          let last: Record<string, unknown> | undefined;
+          for (let pages = 0; pages <= want.length; pages++) {
+            const rows = await seekRecords(t.db, spec, { terms: ts, filters: [], order, after, backward: false, limit: 2 }, engine);
+            seen.push(...rows.map((r) => Number(r.id)));
+            if (rows.length < 2) break;
+            last = rows[1];
+            after = [last.created_at, last.id];
+          }
+          expect([ts, seen]).toEqual([ts, want]);
+          if (want.length < 3) continue;
+          const end = await t
+            .db(name)
+            .where('id', want[want.length - 1])
+            .first('created_at', 'id');
+          const back = await seekRecords(
+            t.db,
+            spec,
+            { terms: ts, filters: [], order, after: [end.created_at, end.id], backward: true, limit: 2 },
+            engine,
+          );
+          expect([ts, back.map((r) => Number(r.id))]).toEqual([ts, want.slice(-3, -1)]);
+        }
+      }
     };
+    // Enough matches for cursor pages past a boundary, in both blocks' ids.
+    for (const text of ['alpha omega one', 'eta alpha two', 'omega eta alpha three', 'beta psi alpha']) await insert(text);
+    await indexPending(t.db, name);
     await check();
     const id = await insert('alpha omega eta');
     await check(); // pending
