@@ -20,6 +20,7 @@ if (only !== 'all' && !TIERS.includes(only)) {
 }
 const outDir = mkdtempSync(join(tmpdir(), 'records-jest-'));
 const counts = [];
+const startedAt = Date.now();
 
 /** Runs a command; its output is printed in one piece when it ends, so parallel runs stay readable. */
 function run(title, command, args, env = {}) {
@@ -39,6 +40,7 @@ function run(title, command, args, env = {}) {
 
 async function jest(tier, database) {
   const label = tier === 'unit' ? 'unit' : `${tier} on ${database}`;
+  const started = Date.now();
   const outputFile = join(outDir, `${tier}-${database}.json`);
   const args = ['jest', '--selectProjects', tier, '--json', `--outputFile=${outputFile}`, ...jestArgs];
   // The unit tier spreads over jest's workers; the others run one file at a time per database.
@@ -46,7 +48,14 @@ async function jest(tier, database) {
   const ok = await run(`jest: ${label}`, 'npx', args, { TEST_DB: database });
   try {
     const r = JSON.parse(readFileSync(outputFile, 'utf8'));
-    counts.push({ label, passed: r.numPassedTests, failed: r.numFailedTests + r.numRuntimeErrorTestSuites, skipped: r.numPendingTests });
+    const seconds = Math.round((Date.now() - started) / 1000);
+    counts.push({
+      label,
+      passed: r.numPassedTests,
+      failed: r.numFailedTests + r.numRuntimeErrorTestSuites,
+      skipped: r.numPendingTests,
+      seconds,
+    });
   } catch {
     counts.push({ label, passed: 0, failed: 1, skipped: 0 });
   }
@@ -133,8 +142,11 @@ if (only !== 'unit') {
 }
 
 console.log('\n== summary');
-for (const c of counts) console.log(`${c.label}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped`);
+for (const c of counts)
+  console.log(
+    `${c.label}: ${c.passed} passed, ${c.failed} failed, ${c.skipped} skipped${c.seconds === undefined ? '' : ` (${c.seconds} s)`}`,
+  );
 const passed = counts.reduce((n, c) => n + c.passed, 0);
 const failed = counts.reduce((n, c) => n + c.failed, 0) + (ok ? 0 : counts.every((c) => c.failed === 0) ? 1 : 0);
-console.log(`${passed} passed, ${failed} failed`);
+console.log(`${passed} passed, ${failed} failed, in ${Math.round((Date.now() - startedAt) / 1000)} s`);
 process.exit(ok && failed === 0 ? 0 : 1);
