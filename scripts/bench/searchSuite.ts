@@ -324,7 +324,7 @@ export function renderSearchReport(r: SearchReport): string {
       return (
         `| ${x.scenario.title} | \`${x.scenario.search}\` | ${x.count === undefined ? '(no count)' : int(x.count)} | ` +
         `${ms(x.oneClient.cold)} / ${ms(x.oneClient.p50)} / ${ms(x.oneClient.p99)} | ${x.scan ? int(x.scan.ms) : ''} | ${x.scan ? `${int(x.scan.ms / x.oneClient.p50)}x` : ''} | ` +
-        `${x.connections} | ${x.http.requestsPerSecond.toFixed(1)} | ${ms(x.http.p50)} | ${ms(x.http.p99)} | ${int(x.http.shed)}${x.http.failures ? ` (${int(x.http.failures)} failed)` : ''}${x.http.requests ? '' : ' (none answered in the run)'} | ${x.others ? ms(x.others.p99) : ''} | ${t.wanted} | ${t.met ? 'met' : 'missed'} |`
+        `${x.connections} | ${x.http.requestsPerSecond.toFixed(1)} | ${ms(x.http.p50)} | ${ms(x.http.p99)} | ${int(x.http.shed)}${x.http.failures ? ` (${int(x.http.failures)} failed)` : ''}${x.http.requests ? '' : ' (none answered in the run)'} | ${x.others ? (x.others.requestsPerSecond > 0 ? ms(x.others.p99) : 'none answered') : ''} | ${t.wanted} | ${t.met ? 'met' : 'missed'} |`
       );
     }),
     '',
