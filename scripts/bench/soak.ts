@@ -16,6 +16,8 @@ import type { BenchOptions } from './options';
 import { ROOT, startServer } from './servers';
 
 const MB = 1024 * 1024;
+/** The heap's figure at a point is its lowest sample this close to it (see the report). */
+const HEAP_WINDOW_MS = 30_000;
 
 /** One sample of the service's processes: summed RSS and descriptors, and the heap /metrics reports. */
 interface Sample {
@@ -251,8 +253,9 @@ export async function runSoak(options: BenchOptions): Promise<void> {
             tally.requests++;
             if (status < 200 || status > 299) count(`${status} (${call.kind})`);
             if (call.kind === 'create' && status === 201) created.push((JSON.parse(body) as { id: number }).id);
-          } catch {
+          } catch (err) {
             tally.failures++;
+            count(`no answer: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message} (${call.kind})`);
           }
           const wait = interval - (Date.now() - t0);
           if (wait > 0) await new Promise((r) => setTimeout(r, wait));
@@ -277,6 +280,10 @@ export async function runSoak(options: BenchOptions): Promise<void> {
   const middle = steady.reduce((best, s) => (Math.abs(s.at - last.at / 2) < Math.abs(best.at - last.at / 2) ? s : best), first);
   // A leak grows: memory that a collection just gave back is flat too.
   const within = (end: number, mid: number) => end <= 1.1 * mid;
+  // V8 frees old garbage in batches, so one sample may hold much of it: the lowest sample within
+  // HEAP_WINDOW_MS of a point is nearer what the heap keeps alive, which a leak makes grow.
+  const heapLow = (at: Sample) => Math.min(...steady.filter((x) => Math.abs(x.at - at.at) <= HEAP_WINDOW_MS).map((x) => x.heap));
+  const [lowFirst, lowMiddle, lowLast] = [first, middle, last].map(heapLow);
   const firstHalfFds = Math.max(...steady.filter((s) => s.at <= last.at / 2).map((s) => s.fds));
   const fiveXX = [...tally.statuses.entries()].filter(([s]) => s.startsWith('5')).reduce((n, [, c]) => n + c, 0);
   const ok = (met: boolean) => (met ? 'met' : '**missed**');
@@ -293,7 +300,8 @@ export async function runSoak(options: BenchOptions): Promise<void> {
     '| | start | middle | end | target | |',
     '|---|---|---|---|---|---|',
     `| RSS (MB) | ${(first.rss / MB).toFixed(1)} | ${(middle.rss / MB).toFixed(1)} | ${(last.rss / MB).toFixed(1)} | end at most 10% above middle | ${ok(within(last.rss, middle.rss))} |`,
-    `| heap used (MB) | ${(first.heap / MB).toFixed(1)} | ${(middle.heap / MB).toFixed(1)} | ${(last.heap / MB).toFixed(1)} | end at most 10% above middle | ${ok(within(last.heap, middle.heap))} |`,
+    `| heap used, lowest within ${HEAP_WINDOW_MS / 1000} s (MB) | ${(lowFirst / MB).toFixed(1)} | ${(lowMiddle / MB).toFixed(1)} | ${(lowLast / MB).toFixed(1)} | end at most 10% above middle | ${ok(within(lowLast, lowMiddle))} |`,
+    `| heap used, as sampled (MB) | ${(first.heap / MB).toFixed(1)} | ${(middle.heap / MB).toFixed(1)} | ${(last.heap / MB).toFixed(1)} | (garbage not yet collected included) | |`,
     `| open descriptors | ${first.fds} | ${middle.fds} | ${last.fds} | end at most the first half's highest + ${FD_SLACK} (${firstHalfFds + FD_SLACK}) | ${ok(last.fds <= firstHalfFds + FD_SLACK)} |`,
     `| 5xx answers | | | ${fiveXX} | none | ${ok(fiveXX === 0)} |`,
     '',
