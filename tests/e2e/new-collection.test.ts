@@ -111,6 +111,7 @@ sqliteOnly(
       ['jest', '--selectProjects', 'unit', 'integration', '--runInBand', '-t', '[Cc]omment', '--json', '--outputFile', report, ...SUITES],
       600_000,
     );
+    if (!existsSync(report)) throw new Error(`jest wrote no report (exit ${suites.status}):\n${suites.output}`);
     const results = JSON.parse(readFileSync(report, 'utf8')) as {
       numPassedTests: number;
       testResults: { name: string; message: string; assertionResults: { fullName: string; status: string; failureMessages: string[] }[] }[];
