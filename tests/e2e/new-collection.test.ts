@@ -56,10 +56,13 @@ function run(cwd: string, command: string, args: string[], timeoutMs: number): {
 // One folder per checkout, emptied each run: at the same path, jest's transform cache from the
 // last run still serves the files that did not change, which more than halves the run.
 const copy = join(tmpdir(), `records-new-collection-${createHash('sha256').update(root).digest('hex').slice(0, 12)}`);
-// The suites run on SQLite; nothing here depends on the database.
-const sqliteOnly = process.env.TEST_DB === 'mysql' ? test.skip : test;
+// The suites run on SQLite; nothing here depends on the database. The MySQL lane, running beside
+// it, must not touch the copy either: its afterAll removed the folder under the SQLite run.
+const mysqlLane = process.env.TEST_DB === 'mysql';
+const sqliteOnly = mysqlLane ? test.skip : test;
 
 beforeAll(() => {
+  if (mysqlLane) return;
   rmSync(copy, { recursive: true, force: true });
   const listed = spawnSync('git', ['ls-files', '-co', '--exclude-standard'], { cwd: root, encoding: 'utf8', maxBuffer: 16 * 1024 * 1024 });
   for (const file of listed.stdout.split('\n').filter(Boolean)) {
@@ -70,7 +73,7 @@ beforeAll(() => {
   symlinkSync(join(root, 'node_modules'), join(copy, 'node_modules'), 'dir');
 });
 afterAll(() => {
-  rmSync(copy, { recursive: true, force: true });
+  if (!mysqlLane) rmSync(copy, { recursive: true, force: true });
 });
 
 test('the page shows exactly the three edits: spec, declaration, migration', () => {
