@@ -1,5 +1,8 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { resolve } from 'node:path';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { newToken } from '../../../src/auth/tokensFile';
 import { freePort } from '../../../scripts/lib/ports';
 import { dropTestDatabase, freshConfig } from '../../helpers/db';
 import { type Outcome, send, sleep } from '../../helpers/load';
@@ -131,6 +134,54 @@ describe.each<[string, { instances: Record<string, string>[]; prefix: string; ex
   }, 60000);
 
   test('SIGTERM stops every process with exit 0', async () => {
+    for (const s of services) await stopsCleanly(s);
+  }, 60000);
+});
+
+// Per-token quotas in the same Redis: one token's requests through two instances, each from an
+// address of its own, so only the token's quota can run out.
+describe('two instances, one Redis: a per-token quota', () => {
+  const prefix = uniquePrefix('tokens');
+  const { entry, token } = newToken('loader', ['posts:read']);
+  let services: RunningService[];
+  beforeAll(async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'records-redis-tokens-'));
+    const file = join(dir, 'tokens.json');
+    writeFileSync(file, JSON.stringify({ version: 1, tokens: [entry] }));
+    const env = {
+      REDIS_URL,
+      RATE_LIMIT_PREFIX: prefix,
+      TOKENS_FILE: file,
+      RATE_LIMIT_PER_TOKEN_PER_MINUTE: String(QUOTA),
+      RATE_LIMIT_PER_MINUTE: '10000',
+    };
+    services = [await start(env), await start(env)];
+  }, 300000);
+  afterAll(() => deleteKeys(redis, prefix));
+
+  test('the quota and 6 more over both instances: exactly the quota is answered, one key counts them', async () => {
+    const outcomes = await Promise.all(
+      Array.from({ length: QUOTA + 6 }, (_, i) =>
+        send(
+          services[i % 2].url,
+          new Agent({ keepAlive: false }),
+          { method: 'GET', path: '/api/posts/0/', headers: { authorization: `Bearer ${token}`, 'x-forwarded-for': `10.9.3.${i + 1}` } },
+          `token-${i}`,
+        ),
+      ),
+    );
+    const { answered, limited, wrong } = tally(outcomes);
+    expect(wrong).toEqual([]);
+    expect({ answered, limited }).toEqual({ answered: QUOTA, limited: 6 });
+    const lines = await logged(services, 'token', QUOTA + 6);
+    expect(new Set(lines.map((l) => l.instance))).toEqual(new Set([0, 1]));
+    expect(new Set(lines.map((l) => l.tokenName))).toEqual(new Set(['loader']));
+    const tokenKeys = (await keysUnder(redis, prefix)).filter((k) => k.includes('loader'));
+    expect(tokenKeys).toEqual([`${prefix}token:token:loader`]);
+    expect(await redis.get(tokenKeys[0])).toBe(String(QUOTA + 6));
+  }, 60000);
+
+  test('SIGTERM stops both with exit 0', async () => {
     for (const s of services) await stopsCleanly(s);
   }, 60000);
 });
