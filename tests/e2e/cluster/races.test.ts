@@ -143,6 +143,43 @@ describeCluster('on a Galera cluster, writers on every node', () => {
     for (const db of nodes) expect(await db('books').whereIn('id', ids)).toEqual([]);
   });
 
+  // Bulk deletes through two nodes at once, pairs whose ids overlap by half: one of each pair
+  // deletes its ids, the other is a 404 that deletes nothing, on every node, counts exact.
+  test('bulk deletes racing through every node: one of each overlapping pair, the other deletes nothing', async () => {
+    const SIZE = 40;
+    const PAIRS = 3;
+    const made = await through(0).request('POST', '/api/books/bulk/', {
+      body: Array.from({ length: PAIRS * SIZE * 1.5 }, (_, i) => books.valid(800_000 + i)),
+    });
+    expect(made.status).toBe(201);
+    const all: number[] = made.body.results.map((b: { id: number }) => b.id);
+    const [{ before }] = (await nodes[0]('books').count({ before: '*' })) as [{ before: number }];
+    // Pair p holds ids [p*60, p*60+40) and [p*60+20, p*60+60).
+    const ids = (pair: number, second: boolean) => all.slice(pair * 60 + (second ? 20 : 0), pair * 60 + (second ? 60 : 40));
+    const results = await Promise.all(
+      Array.from({ length: PAIRS * 2 }, (_, k) =>
+        through(k).request('POST', '/api/books/bulk-delete/', { body: { ids: ids(k % PAIRS, k >= PAIRS) } }),
+      ),
+    );
+    let deleted = 0;
+    for (let pair = 0; pair < PAIRS; pair++) {
+      const statuses = [results[pair].status, results[pair + PAIRS].status];
+      expect(statuses.sort()).toEqual([204, 404]);
+      const won = results[pair].status === 204 ? ids(pair, false) : ids(pair, true);
+      const lost = results[pair].status === 204 ? ids(pair, true) : ids(pair, false);
+      const kept = lost.filter((id) => !won.includes(id));
+      for (const db of nodes) {
+        expect(await db('books').whereIn('id', won)).toEqual([]);
+        expect((await db('books').whereIn('id', kept).select('id')).map((r) => Number(r.id))).toEqual(kept);
+      }
+      deleted += won.length;
+    }
+    for (const app of apps) {
+      const list = await app.request('GET', '/api/books/?page_size=1');
+      expect(list.body.count).toBe(Number(before) - deleted);
+    }
+  });
+
   // What holds off an indexer while a word becomes dense is a lock, which another node's indexer
   // never meets: no word is dense on a cluster, and a term in every record is counted by the scan.
   test('no word is made dense on a cluster; a common term is counted exactly', async () => {

@@ -160,4 +160,44 @@ run('database outage', () => {
       else expect([author, [0, SIZE].includes(body.count)]).toEqual([author, true]);
     }
   }, 60000);
+
+  // A crash while bulk deletes are in flight: each batch is gone whole or kept whole, and every
+  // batch answered 204 is gone.
+  test('bulk deletes cut by a crash (SIGKILL) are all or none', async () => {
+    const request = requester(service.url);
+    const SIZE = 100;
+    const BATCHES = 60;
+    const batches: { author: string; ids: number[] }[] = [];
+    for (let n = 0; n < BATCHES; n++) {
+      const author = `delete-${n}`;
+      const body = Array.from({ length: SIZE }, (_, i) => ({ title: `gone ${n} post ${i}`, content: 'c', author }));
+      const made = await request('POST', '/api/posts/bulk/', { body });
+      expect(made.status).toBe(201);
+      batches.push({ author, ids: made.body.results.map((r: { id: number }) => r.id) });
+    }
+    const del = (n: number): Call =>
+      n < BATCHES
+        ? { method: 'POST', path: '/api/posts/bulk-delete/', body: { ids: batches[n].ids } }
+        : { method: 'GET', path: '/api/posts/?page_size=5' };
+    const load = runLoad(service.url, 3, del);
+    await sleep(300);
+    await mariadb.stop('SIGKILL');
+    await sleep(1500);
+    await mariadb.start();
+    const up = Date.now();
+    const deadline = up + 20000;
+    while (!load.outcomes.some((o) => o.started >= up && o.status === 200) && Date.now() < deadline) await sleep(50);
+    await load.stop();
+
+    const outcomes = load.outcomes.filter((o) => o.call.method === 'POST');
+    expect(load.outcomes.filter((o) => o.error || o.contract || ![200, 204, 503].includes(o.status!))).toEqual([]);
+    expect(outcomes.filter((o) => o.status === 503).length).toBeGreaterThan(0);
+    expect(outcomes.filter((o) => o.status === 204).length).toBeGreaterThan(0);
+    for (const [n, { author }] of batches.entries()) {
+      const { body } = await request('GET', `/api/posts/?author=${author}&page_size=1`);
+      const answered = outcomes.find((o) => (o.call.body as { ids: number[] }).ids[0] === batches[n].ids[0]);
+      if (answered?.status === 204) expect([author, body.count]).toEqual([author, 0]);
+      else expect([author, [0, SIZE].includes(body.count)]).toEqual([author, true]);
+    }
+  }, 90000);
 });
