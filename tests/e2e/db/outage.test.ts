@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { requester } from '../../helpers/app';
 import { dialect } from '../../helpers/db';
-import { type Call, runLoad, sleep } from '../../helpers/load';
+import { type Call, type Load, type Outcome, runLoad, sleep } from '../../helpers/load';
 import { canRunMariadb, type PrivateMariadb, startPrivateMariadb } from '../../helpers/mariadb';
 import { type RunningService, startService } from '../../helpers/service';
 import { acquireTimeoutMs, CONNECT_TIMEOUT_MS } from '../../../src/db/connection';
@@ -129,6 +129,22 @@ run('database outage', () => {
     60000,
   );
 
+  /**
+   * Kills the database `after` ms into `load`, starts it again 1.5 s later, and ends the load
+   * once a request started since has answered `recovered` (or 20 s on).
+   */
+  async function crashUnder(load: Load, after: number, recovered: number): Promise<{ outcomes: Outcome[]; up: number }> {
+    await sleep(after);
+    await mariadb.stop('SIGKILL');
+    await sleep(1500);
+    await mariadb.start();
+    const up = Date.now();
+    const deadline = up + 20000;
+    while (!load.outcomes.some((o) => o.started >= up && o.status === recovered) && Date.now() < deadline) await sleep(50);
+    await load.stop();
+    return { outcomes: load.outcomes, up };
+  }
+
   // A crash while bulk creates are in flight: each batch is in the database whole or not at all,
   // and every batch answered 201 is there whole (one answered 503 may have committed: see the spec).
   test('bulk creates cut by a crash (SIGKILL) are all or none', async () => {
@@ -139,17 +155,7 @@ run('database outage', () => {
       path: '/api/posts/bulk/',
       body: Array.from({ length: SIZE }, (_, i) => ({ title: `batch ${n} post ${i}`, content: 'c', author: `bulk-${n}` })),
     });
-    const load = runLoad(service.url, 3, bulk);
-    await sleep(1500);
-    await mariadb.stop('SIGKILL');
-    await sleep(1500);
-    await mariadb.start();
-    const up = Date.now();
-    const deadline = up + 20000;
-    while (!load.outcomes.some((o) => o.started >= up && o.status === 201) && Date.now() < deadline) await sleep(50);
-    await load.stop();
-
-    const outcomes = load.outcomes;
+    const { outcomes, up } = await crashUnder(runLoad(service.url, 3, bulk), 1500, 201);
     expect(outcomes.filter((o) => o.error || o.contract || ![201, 503].includes(o.status!))).toEqual([]);
     expect(outcomes.filter((o) => o.status === 503).length).toBeGreaterThan(0);
     expect(outcomes.filter((o) => o.started >= up && o.status === 201).length).toBeGreaterThan(0);
@@ -179,18 +185,9 @@ run('database outage', () => {
       n < BATCHES
         ? { method: 'POST', path: '/api/posts/bulk-delete/', body: { ids: batches[n].ids } }
         : { method: 'GET', path: '/api/posts/?page_size=5' };
-    const load = runLoad(service.url, 3, del);
-    await sleep(300);
-    await mariadb.stop('SIGKILL');
-    await sleep(1500);
-    await mariadb.start();
-    const up = Date.now();
-    const deadline = up + 20000;
-    while (!load.outcomes.some((o) => o.started >= up && o.status === 200) && Date.now() < deadline) await sleep(50);
-    await load.stop();
-
-    const outcomes = load.outcomes.filter((o) => o.call.method === 'POST');
-    expect(load.outcomes.filter((o) => o.error || o.contract || ![200, 204, 503].includes(o.status!))).toEqual([]);
+    const all = (await crashUnder(runLoad(service.url, 3, del), 300, 200)).outcomes;
+    const outcomes = all.filter((o) => o.call.method === 'POST');
+    expect(all.filter((o) => o.error || o.contract || ![200, 204, 503].includes(o.status!))).toEqual([]);
     expect(outcomes.filter((o) => o.status === 503).length).toBeGreaterThan(0);
     expect(outcomes.filter((o) => o.status === 204).length).toBeGreaterThan(0);
     for (const [n, { author }] of batches.entries()) {

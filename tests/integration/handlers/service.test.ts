@@ -126,6 +126,8 @@ describe('/docs', () => {
       expect(text).toContain('ISBN-10');
       expect(text).toContain('9780547928227');
       expect(text).toContain('Pagination');
+      // The scope the operation needs, as its description says it (x-required-scopes is the check's).
+      expect(text).toContain('Needs the scope books:write');
       // An operation's URL starts with the spec's server, its variable's default filled in.
       expect(await page.getByText('http://localhost:3000/api/books/', { exact: true }).count()).toBeGreaterThan(0);
       expect(elsewhere).toEqual([]);
