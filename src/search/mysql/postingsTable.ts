@@ -120,6 +120,12 @@ export function noteWords(changes: PostingsChanges, id: number, words: Iterable<
  * in (word, block) order so that indexers lock the common words' rows in one order, changed in
  * Node, and written back (or deleted once empty) in a few statements.
  */
+/** `xs` sorted and distinct; as given when it is already (a bulk load notes ids in order). */
+function sortedDistinct(xs: number[]): number[] {
+  for (let i = 1; i < xs.length; i++) if (xs[i] <= xs[i - 1]) return [...new Set(xs)].sort((a, b) => a - b);
+  return xs;
+}
+
 export async function changePostings(trx: Knex, table: string, changes: PostingsChanges): Promise<void> {
   if (!changes.size) return;
   const name = postingsTable(table);
@@ -143,9 +149,8 @@ export async function changePostings(trx: Knex, table: string, changes: Postings
     const held = new Map<string, Container>(current.map((r) => [`${r.word_id}:${r.block}`, { card: Number(r.card), ids: r.ids }]));
     for (const word of chunk) {
       for (const [block, { add, remove }] of changes.get(word)!) {
-        const sorted = (xs: number[]) => [...new Set(xs)].sort((a, b) => a - b);
         const before = held.get(`${word}:${block}`);
-        const after = change(before, sorted(add), sorted(remove));
+        const after = change(before, sortedDistinct(add), sortedDistinct(remove));
         if (after) written.push({ word_id: word, block, ...after });
         else if (before) emptied.set(block, [...(emptied.get(block) ?? []), word]);
       }

@@ -5,6 +5,7 @@ import { inTransaction } from '../../db/connection';
 import { retrying } from '../../db/retry';
 import { foldCollation } from '../predicate';
 import { changePostings, codeWords, noteWords, postingsTable, type PostingsChanges } from './postingsTable';
+import { blockOf, lowOf } from './postings';
 
 /**
  * The search index on MySQL/MariaDB: per record a document of our own word codes under InnoDB
@@ -244,6 +245,9 @@ interface BatchWord {
   row: number;
   /** Its index among the dense words, or -1. */
   dense: number;
+  /** The block of the last record noted under it, and that block's list of places to add. */
+  block: number;
+  adds: number[];
 }
 
 /**
@@ -269,7 +273,7 @@ async function insertDocs(
     for (const f of fields)
       for (const token of tokens(r[f])) {
         let w = batch.get(token);
-        if (!w) batch.set(token, (w = { word: token, id: known.get(token) ?? 0, code: '', row: -1, dense: -1 }));
+        if (!w) batch.set(token, (w = { word: token, id: known.get(token) ?? 0, code: '', row: -1, dense: -1, block: -1, adds: [] }));
         if (w.row !== row) {
           w.row = row;
           held.push(w);
@@ -293,15 +297,24 @@ async function insertDocs(
   // In statements of DOCS_CHUNK rows: a bulk load's batch of tens of thousands would pass the
   // server's max_allowed_packet in one.
   for (let i = 0; i < docs.length; i += DOCS_CHUNK) await trx(t.docs).insert(docs.slice(i, i + DOCS_CHUNK));
+  // The postings changes, noted through each word's own list of its block's places: a map
+  // look-up per word and block rather than two per word of every record.
   const changes: PostingsChanges = new Map();
-  rows.forEach((r, i) =>
-    noteWords(
-      changes,
-      Number(r.id),
-      perRow[i].map((w) => w.id),
-      true,
-    ),
-  );
+  rows.forEach((r, i) => {
+    const id = Number(r.id);
+    const block = blockOf(id);
+    for (const w of perRow[i]) {
+      if (w.block !== block) {
+        w.block = block;
+        let blocks = changes.get(w.id);
+        if (!blocks) changes.set(w.id, (blocks = new Map<number, { add: number[]; remove: number[] }>()));
+        let one = blocks.get(block);
+        if (!one) blocks.set(block, (one = { add: [], remove: [] }));
+        w.adds = one.add;
+      }
+      w.adds.push(lowOf(id));
+    }
+  });
   await changePostings(trx, table, changes);
   // Each record under the dense words it lacks (denseWords.ts).
   if (dense.length) {
