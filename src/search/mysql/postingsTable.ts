@@ -99,20 +99,38 @@ async function insertRows(db: Knex, table: string, rows: readonly Row[]): Promis
   }
 }
 
+/** One word's places to add and to remove in one block. */
+export interface BlockChanges {
+  add: number[];
+  remove: number[];
+}
+
 /** Per word, per block, the places to add and to remove. */
-export type PostingsChanges = Map<number, Map<number, { add: number[]; remove: number[] }>>;
+export type PostingsChanges = Map<number, Map<number, BlockChanges>>;
+
+/** The changes noted for `word` in `block`, empty until something is noted there. */
+export function changesOf(changes: PostingsChanges, word: number, block: number): BlockChanges {
+  let blocks = changes.get(word);
+  if (!blocks) changes.set(word, (blocks = new Map<number, BlockChanges>()));
+  let one = blocks.get(block);
+  if (!one) blocks.set(block, (one = { add: [], remove: [] }));
+  return one;
+}
 
 /** Notes that record `id` gains (or loses) each of these words. */
 export function noteWords(changes: PostingsChanges, id: number, words: Iterable<number>, gains: boolean): void {
   const block = blockOf(id);
   const low = lowOf(id);
   for (const word of words) {
-    let blocks = changes.get(word);
-    if (!blocks) changes.set(word, (blocks = new Map<number, { add: number[]; remove: number[] }>()));
-    let one = blocks.get(block);
-    if (!one) blocks.set(block, (one = { add: [], remove: [] }));
+    const one = changesOf(changes, word, block);
     (gains ? one.add : one.remove).push(low);
   }
+}
+
+/** `xs` sorted and distinct; as given when it is already (a bulk load notes ids in order). */
+function sortedDistinct(xs: number[]): number[] {
+  for (let i = 1; i < xs.length; i++) if (xs[i] <= xs[i - 1]) return [...new Set(xs)].sort((a, b) => a - b);
+  return xs;
 }
 
 /**
@@ -120,12 +138,6 @@ export function noteWords(changes: PostingsChanges, id: number, words: Iterable<
  * in (word, block) order so that indexers lock the common words' rows in one order, changed in
  * Node, and written back (or deleted once empty) in a few statements.
  */
-/** `xs` sorted and distinct; as given when it is already (a bulk load notes ids in order). */
-function sortedDistinct(xs: number[]): number[] {
-  for (let i = 1; i < xs.length; i++) if (xs[i] <= xs[i - 1]) return [...new Set(xs)].sort((a, b) => a - b);
-  return xs;
-}
-
 export async function changePostings(trx: Knex, table: string, changes: PostingsChanges): Promise<void> {
   if (!changes.size) return;
   const name = postingsTable(table);

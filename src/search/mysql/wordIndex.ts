@@ -4,7 +4,7 @@ import { collections } from '../../collections';
 import { inTransaction } from '../../db/connection';
 import { retrying } from '../../db/retry';
 import { foldCollation } from '../predicate';
-import { changePostings, codeWords, noteWords, postingsTable, type PostingsChanges } from './postingsTable';
+import { changePostings, changesOf, codeWords, noteWords, postingsTable, type PostingsChanges } from './postingsTable';
 import { blockOf, lowOf } from './postings';
 
 /**
@@ -306,11 +306,7 @@ async function insertDocs(
     for (const w of perRow[i]) {
       if (w.block !== block) {
         w.block = block;
-        let blocks = changes.get(w.id);
-        if (!blocks) changes.set(w.id, (blocks = new Map<number, { add: number[]; remove: number[] }>()));
-        let one = blocks.get(block);
-        if (!one) blocks.set(block, (one = { add: [], remove: [] }));
-        w.adds = one.add;
+        w.adds = changesOf(changes, w.id, block).add;
       }
       w.adds.push(lowOf(id));
     }

@@ -148,14 +148,18 @@ describeCluster('on a Galera cluster, writers on every node', () => {
   test('bulk deletes racing through every node: one of each overlapping pair, the other deletes nothing', async () => {
     const SIZE = 40;
     const PAIRS = 3;
+    // Pair p's span of ids: its first batch is the span's first SIZE, its second the last SIZE.
+    const SPAN = SIZE * 1.5;
     const made = await through(0).request('POST', '/api/books/bulk/', {
-      body: Array.from({ length: PAIRS * SIZE * 1.5 }, (_, i) => books.valid(800_000 + i)),
+      body: Array.from({ length: PAIRS * SPAN }, (_, i) => books.valid(800_000 + i)),
     });
     expect(made.status).toBe(201);
     const all: number[] = made.body.results.map((b: { id: number }) => b.id);
     const [{ before }] = (await nodes[0]('books').count({ before: '*' })) as [{ before: number }];
-    // Pair p holds ids [p*60, p*60+40) and [p*60+20, p*60+60).
-    const ids = (pair: number, second: boolean) => all.slice(pair * 60 + (second ? 20 : 0), pair * 60 + (second ? 60 : 40));
+    const ids = (pair: number, second: boolean) => {
+      const start = pair * SPAN + (second ? SPAN - SIZE : 0);
+      return all.slice(start, start + SIZE);
+    };
     const results = await Promise.all(
       Array.from({ length: PAIRS * 2 }, (_, k) =>
         through(k).request('POST', '/api/books/bulk-delete/', { body: { ids: ids(k % PAIRS, k >= PAIRS) } }),
