@@ -26,6 +26,12 @@ const UNAVAILABLE_CODES = new Set([
   'SQLITE_LOCKED',
 ]);
 
+// SQLite's file cannot be opened, read or written, or its disk is full: a fault of the storage,
+// as a lost connection is of a server. better-sqlite3 throws a plain TypeError, with no code,
+// when the file's folder is gone.
+const SQLITE_UNAVAILABLE = /^SQLITE_(CANTOPEN|IOERR|FULL)/;
+const SQLITE_FOLDER_GONE = 'Cannot open database because the directory does not exist';
+
 export function classifyDbError(err: unknown, table: string, uniqueFields: readonly string[]): DbFailure | undefined {
   if (!err || typeof err !== 'object') return undefined;
   const { code, name, message, fatal } = err as { code?: string; name?: string; message?: string; fatal?: boolean };
@@ -43,5 +49,8 @@ export function classifyDbError(err: unknown, table: string, uniqueFields: reado
   if (name === 'KnexTimeoutError') return { kind: 'unavailable', timeout: true };
   // mysql2 marks errors that end the connection as fatal, whatever their code.
   if ((code && UNAVAILABLE_CODES.has(code)) || fatal === true) return { kind: 'unavailable', timeout: false };
+  if ((code && SQLITE_UNAVAILABLE.test(code)) || (name === 'TypeError' && message === SQLITE_FOLDER_GONE)) {
+    return { kind: 'unavailable', timeout: false };
+  }
   return undefined;
 }

@@ -2015,7 +2015,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description The database cannot be reached, did not answer within the query timeout, or kept refusing a write that conflicted with a write on another cluster node (the service runs such a write again a few times first). Try again after `Retry-After` seconds. Nothing was changed, except when the connection was lost while a write was committing; a create sent with an `Idempotency-Key` can always be sent again safely. */
+        /** @description The database cannot be reached (on SQLite, its file cannot be opened, read or written, or its disk is full), did not answer within the query timeout, or kept refusing a write that conflicted with a write on another cluster node (the service runs such a write again a few times first). Try again after `Retry-After` seconds. Nothing was changed, except when the connection was lost while a write was committing; a create sent with an `Idempotency-Key` can always be sent again safely. */
         ServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["Retry-After"];

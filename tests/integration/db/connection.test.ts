@@ -1,5 +1,8 @@
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { openDb, poolStats, withDeadline, withQueryTimeout } from '../../../src/db/connection';
-import { useTestDatabase, dialect } from '../../helpers/db';
+import { classifyDbError } from '../../../src/db/errors';
+import { dialect, freshConfig, useTestDatabase } from '../../helpers/db';
 
 // poolStats reads knex's tarn pool at `client.pool` (knex has no API for it; knex and tarn are
 // pinned): this fails on the upgrade that moves or renames it, instead of metrics reading zeros.
@@ -59,5 +62,24 @@ describe('withQueryTimeout', () => {
     const own = withQueryTimeout(openDb(t.config), 1000);
     expect(await own('posts').count({ n: '*' })).toEqual([{ n: 0 }]);
     await own.destroy();
+  });
+});
+
+// A SQLite file whose folder goes away under a running service (a volume unmounted, a cleanup
+// run): the next connection cannot open it, which must be a 503 (unavailable), never a 500.
+(dialect === 'sqlite' ? describe : describe.skip)('a SQLite folder that is gone', () => {
+  test('the connection that cannot open the file fails as unavailable', async () => {
+    const config = freshConfig();
+    const db = openDb(config);
+    try {
+      rmSync(dirname((config as { filename: string }).filename), { recursive: true, force: true });
+      const failure = await db.raw('SELECT 1').then(
+        () => 'answered',
+        (err: unknown) => classifyDbError(err, 'posts', []),
+      );
+      expect(failure).toEqual({ kind: 'unavailable', timeout: false });
+    } finally {
+      await db.destroy();
+    }
   });
 });
