@@ -50,7 +50,7 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
   };
   if (config.client === 'sqlite') {
     if (config.filename !== ':memory:' && !options.readOnly) makeFolder(dirname(config.filename));
-    return knex({
+    const db = knex({
       ...common,
       client: 'better-sqlite3',
       connection: { filename: config.filename },
@@ -72,6 +72,8 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
         },
       },
     });
+    if (config.filename !== ':memory:' && !options.readOnly) keepReader(db, () => openDb(config, pool, log, { readOnly: true }));
+    return db;
   }
   const settings = {
     user: config.user,
@@ -145,10 +147,50 @@ export function withQueryTimeout(db: Db, ms: number | (() => number)): Db {
 export function openSibling(db: Db): Db {
   const config = (db.client as Knex.Client).config;
   const sibling = knex({ ...config, pool: { ...config.pool, min: 0, max: 1 } });
-  // Its statements are reported as `db`'s, to whatever watches those (logs, tests).
-  for (const event of ['query', 'query-error', 'query-response']) sibling.on(event, (...args: unknown[]) => db.emit(event, ...args));
+  reportAs(sibling, db);
   const ms = queryTimeouts.get(db);
   return ms === undefined ? sibling : withQueryTimeout(sibling, ms);
+}
+
+/** `other`'s statements are reported as `db`'s, to whatever watches those (logs, tests). */
+function reportAs(other: Db, db: Db): void {
+  for (const event of ['query', 'query-error', 'query-response']) other.on(event, (...args: unknown[]) => db.emit(event, ...args));
+}
+
+/** SQLite: each file database's query-only pool (readerOf), opened on first use and closed with it. */
+const readers = new WeakMap<object, { open: () => Db; pool?: Db; timed: WeakMap<Db, Db> }>();
+
+function keepReader(db: Db, open: () => Db): void {
+  const entry: { open: () => Db; pool?: Db; timed: WeakMap<Db, Db> } = { open, timed: new WeakMap() };
+  readers.set(poolKey(db), entry);
+  const client = db.client as Knex.Client;
+  const destroy = client.destroy.bind(client);
+  client.destroy = async (callback?: (err?: unknown) => void): Promise<void> => {
+    const reader = entry.pool;
+    entry.pool = undefined;
+    entry.timed = new WeakMap();
+    await reader?.destroy();
+    await destroy(callback);
+  };
+}
+
+/**
+ * SQLite: a pool of one query-only connection beside `db`'s, with its query timeout, for reads
+ * that hold a connection across statements (a search's snapshot): requests waiting for `db`'s one
+ * connection no longer queue behind them. `db` itself on MySQL, in memory, or in a transaction.
+ */
+export function readerOf(db: Db): Db {
+  const entry = inTransaction(db) ? undefined : readers.get(poolKey(db));
+  if (!entry) return db;
+  if (!entry.pool) {
+    entry.pool = entry.open();
+    reportAs(entry.pool, db);
+  }
+  const ms = queryTimeouts.get(db);
+  if (ms === undefined) return entry.pool;
+  let timed = entry.timed.get(db);
+  if (!timed) entry.timed.set(db, (timed = withQueryTimeout(entry.pool, ms)));
+  return timed;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { type Db, isMysql, withDeadline } from '../db/connection';
+import { type Db, isMysql, readerOf, withDeadline } from '../db/connection';
 import { countAll } from '../db/counts';
 import { applyFilters } from '../db/filters';
 import { applyAfter, reversed } from '../db/keyset';
@@ -32,7 +32,7 @@ export interface SearchContext {
  * that visit every match go through the search limiter (limiter.ts). `terms` is never empty.
  */
 export function searching<T>(ctx: SearchContext, pool: Db, table: string, work: (db: Db, costly: Costly) => Promise<T>): Promise<T> {
-  const { db: timed, until } = withDeadline(pool);
+  const { db: timed, until } = withDeadline(readerOf(pool));
   return ctx.limiter.search(until, (costly) => inSearchSnapshot(timed, table, (db) => work(db, costly)));
 }
 

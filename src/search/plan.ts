@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { type Db, inTransaction, isMysql } from '../db/connection';
 import { searchFold } from './fold';
@@ -67,8 +68,14 @@ export const SNAPSHOT_TRIES = 3;
 export async function inSearchSnapshot<T>(db: Db, table: string, work: (db: Db) => Promise<T>): Promise<T> {
   if (!indexedFields(table) || inTransaction(db)) return work(db);
   // SQLite: a read transaction, whose first read fixes the snapshot (WAL) for the rest; writers
-  // in other processes go on meanwhile.
-  if (!isMysql(db)) return db.transaction((trx) => work(trx));
+  // in other processes go on meanwhile. Statements run on this thread, and searches waiting for
+  // the connection take it one after another in promise callbacks: each first lets the event
+  // loop read the requests that came meanwhile, so those wait for one search, not every one queued.
+  if (!isMysql(db))
+    return db.transaction(async (trx) => {
+      await setImmediate();
+      return work(trx);
+    });
   for (let tries = 1; ; tries++) {
     const last = tries >= SNAPSHOT_TRIES;
     // REPEATABLE READ whatever the server's default: every read sees the snapshot of the first

@@ -1,6 +1,6 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { openDb, poolStats, withDeadline, withQueryTimeout } from '../../../src/db/connection';
+import { openDb, poolStats, readerOf, withDeadline, withQueryTimeout } from '../../../src/db/connection';
 import { classifyDbError } from '../../../src/db/errors';
 import { dialect, freshConfig, useTestDatabase } from '../../helpers/db';
 
@@ -62,6 +62,51 @@ describe('withQueryTimeout', () => {
     const own = withQueryTimeout(openDb(t.config), 1000);
     expect(await own('posts').count({ n: '*' })).toEqual([{ n: 0 }]);
     await own.destroy();
+  });
+});
+
+describe('readerOf', () => {
+  const t = useTestDatabase({ size: 1, queryTimeoutMs: 5000 });
+  const count = async (db: typeof t.db) => {
+    const [{ n }] = await db('posts').count<{ n: number }[]>({ n: '*' });
+    return Number(n);
+  };
+
+  test('MySQL: the pool itself', () => {
+    if (dialect !== 'mysql') return;
+    expect(readerOf(t.db)).toBe(t.db);
+  });
+
+  // SQLite has one connection per pool: a search's snapshot held on it would make every other
+  // request of the process wait for it to end.
+  (dialect === 'sqlite' ? test : test.skip)(
+    'SQLite: reads beside the pool’s one connection, committed rows only, never writes',
+    async () => {
+      const db = withQueryTimeout(t.db, 1234);
+      const reader = readerOf(db);
+      expect(reader).not.toBe(db);
+      expect(readerOf(db)).toBe(reader);
+      expect((reader('posts') as unknown as { toSQL(): { timeout?: number } }).toSQL().timeout).toBe(1234);
+      const row = { title: 't', content: 'c', author: 'a', created_at: '2026-01-01 00:00:00.000', updated_at: '2026-01-01 00:00:00.000' };
+      await db.transaction(async (trx) => {
+        expect(readerOf(trx)).toBe(trx);
+        await trx('posts').insert(row);
+        // The pool's connection is held by this transaction: the reader answers anyway, from the last commit.
+        expect(await count(reader)).toBe(0);
+      });
+      expect(await count(reader)).toBe(1);
+      await expect(reader('posts').delete()).rejects.toThrow(/readonly|query_only|read-only/i);
+      expect(await count(db)).toBe(1);
+    },
+  );
+
+  test('closes with its pool', async () => {
+    const own = openDb(t.config);
+    const reader = readerOf(own);
+    expect(await reader.raw('SELECT 1')).toBeTruthy();
+    await own.destroy();
+    // A destroyed knex answers no statement, whichever pool it was.
+    await expect(reader.raw('SELECT 1')).rejects.toThrow();
   });
 });
 

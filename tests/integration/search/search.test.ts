@@ -6,6 +6,7 @@ import { dbTimestamp } from '../../../src/db/time';
 import type { SearchTuning } from '../../../src/search';
 import { tunableSearch } from '../../helpers/search';
 import { indexPending, wordTables } from '../../../src/search/mysql/wordIndex';
+import { inSearchSnapshot } from '../../../src/search/plan';
 
 const engine = tunableSearch();
 import { dialect } from '../../helpers/db';
@@ -379,4 +380,30 @@ describe.each(perCollection)('%s', (_name, f) => {
     expect(Number(pending)).toBe(0);
     expect(Number(docs)).toBe(Number(records));
   });
+});
+
+// better-sqlite3 gives a pool one connection: a search's snapshot held on it would make every
+// other request of the process wait for the search to end. Searches read on one of their own.
+(dialect === 'sqlite' ? test : test.skip)('SQLite: a search answers while a write transaction holds the pool’s connection', async () => {
+  const f = fixtures.find((x) => x.name === 'posts')!;
+  const rec = await create(f, body(f, ++serial, 'Zambezi basin', 'x'));
+  const found = await app.database.db.transaction(async (trx) => {
+    await trx(f.name).where({ id: rec.id }).update({ title: 'Limpopo basin' });
+    // The write is not committed: the search answers from the last commit.
+    return Promise.all([search(f, 'zambezi'), search(f, 'limpopo')]);
+  });
+  expect(found).toEqual([[rec.id], []]);
+  expect(await search(f, 'limpopo')).toEqual([rec.id]);
+});
+
+// Searches queued for that connection would otherwise take it one after another in promise
+// callbacks, and a request arriving meanwhile would be read only once every one had run.
+(dialect === 'sqlite' ? test : test.skip)('SQLite: a search lets the event loop run before its statements', async () => {
+  const order: string[] = [];
+  setImmediate(() => order.push('event loop'));
+  await inSearchSnapshot(app.database.db, 'posts', async (db) => {
+    order.push('search');
+    await db('posts').first('id');
+  });
+  expect(order).toEqual(['event loop', 'search']);
 });
