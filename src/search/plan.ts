@@ -7,7 +7,7 @@ import { planDenseCount } from './mysql/denseWords';
 import { applySearch, foldCollation, READ_AS_REPLACEMENT } from './predicate';
 import { indexedFields, removalsOf } from './mysql/wordIndex';
 import type { SearchTuning } from './tuning';
-import { planTrigrams, rankTrigrams, type TermPlan } from './sqlite/trigrams';
+import { commonestTermShare, planTrigrams, rankTrigrams, type TermPlan } from './sqlite/trigrams';
 import { decidingTerms, tokenEligible, tokenQuery, tokenTables } from './sqlite/tokens';
 import { hasTrigram, indexable, indexTable } from './sqlite/trigramIndex';
 import { applyWords, countWords, matchingIds, planWords, postingsMatches } from './mysql/wordSearch';
@@ -220,7 +220,9 @@ async function planTokens(
   const folded = terms.map(searchFold);
   if (!folded.every((f) => hasTrigram(f) && tokenEligible(f))) return undefined;
   const { share } = await rankTrigrams(db, spec, folded);
-  if (share > tuning.tokenShare) return undefined;
+  // Made of common trigrams (`where`: `whe`, `her`, `ere`) is not common: the token index reads
+  // the lists of the tokens holding a term, which are short unless the term itself is common.
+  if (share > tuning.tokenShare && (await commonestTermShare(db, spec, folded)) > tuning.tokenShare) return undefined;
   const match = await tokenQuery(db, spec.table, folded, tuning);
   if (match === undefined) return undefined;
   if (!match) {

@@ -6,7 +6,7 @@
 export const defaultTuning = Object.freeze({
   /** SQLite: above this many candidates from the rarest trigrams, terms are read as phrases. */
   maxCandidates: 2000,
-  /** SQLite: a term whose rarest trigram is in at most this share of the sample goes to the token index. */
+  /** SQLite: terms go to the token index when the rarest trigram of one, or each term itself, is in at most this share of the sample. */
   tokenShare: 0.2,
   /** SQLite: a term in more tokens of the vocabulary than this is left to the trigram index. */
   termTokens: 500,

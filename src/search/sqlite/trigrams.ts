@@ -15,6 +15,8 @@ const SAMPLE_TTL_MS = 10 * 60_000;
 interface Sample {
   /** Sampled rows holding each trigram of their (folded) search fields. */
   counts: Map<string, number>;
+  /** Each sampled row's folded search fields. */
+  texts: string[][];
   rows: number;
 }
 
@@ -36,17 +38,18 @@ export function spread<T>(xs: readonly T[], n: number): T[] {
 async function takeSample(db: Db, table: string, fields: readonly string[]): Promise<Sample> {
   const [{ low, high }] = await db(table).min({ low: 'id' }).max({ high: 'id' });
   const counts = new Map<string, number>();
-  if (low === null || high === null) return { counts, rows: 0 };
+  if (low === null || high === null) return { counts, texts: [], rows: 0 };
   const span = Number(high) - Number(low) + 1;
   const ids = [...new Set(Array.from({ length: Math.min(SAMPLE_ROWS, span) }, () => Number(low) + Math.floor(Math.random() * span)))];
   const rows = (await db(table)
     .select(...fields)
     .whereIn('id', ids)) as Record<string, unknown>[];
-  for (const row of rows) {
-    const seen = new Set(fields.flatMap((f) => (typeof row[f] === 'string' ? trigramsOf(searchFold(row[f])) : [])));
+  const texts = rows.map((row) => fields.flatMap((f) => (typeof row[f] === 'string' ? [searchFold(row[f])] : [])));
+  for (const folded of texts) {
+    const seen = new Set(folded.flatMap(trigramsOf));
     for (const t of seen) counts.set(t, (counts.get(t) ?? 0) + 1);
   }
-  return { counts, rows: rows.length };
+  return { counts, texts, rows: rows.length };
 }
 
 function sampleOf(db: Db, table: string, fields: readonly string[]): Promise<Sample> {
@@ -77,6 +80,17 @@ export async function rankTrigrams(
   const rarity = (t: string) => counts.get(t) ?? 0;
   const ranked = folded.map((f) => trigramsOf(f).sort((a, b) => rarity(a) - rarity(b)));
   return { ranked, share: rows ? Math.min(...ranked.map((grams) => rarity(grams[0]) / rows)) : 1 };
+}
+
+/** The largest share of the sampled rows that hold one of these folded terms (1 with no row sampled). */
+export async function commonestTermShare(
+  db: Db,
+  spec: { table: string; searchFields: readonly string[] },
+  folded: readonly string[],
+): Promise<number> {
+  const { texts, rows } = await sampleOf(db, spec.table, spec.searchFields);
+  if (!rows) return 1;
+  return Math.max(...folded.map((term) => texts.filter((fields) => fields.some((text) => text.includes(term))).length / rows));
 }
 
 /** An FTS5 query string requiring each of these folded strings as a phrase. */
