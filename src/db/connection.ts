@@ -158,39 +158,55 @@ function reportAs(other: Db, db: Db): void {
 }
 
 /** SQLite: each file database's query-only pool (readerOf), opened on first use and closed with it. */
-const readers = new WeakMap<object, { open: () => Db; pool?: Db; timed: WeakMap<Db, Db> }>();
+const readers = new WeakMap<object, Reader>();
+
+interface Reader {
+  open: () => Db;
+  pool?: Db;
+  /** The pool as each `db` given to readerOf sees it: with that db's hooks (query timeout, tests' hooks). */
+  as: WeakMap<Db, Db>;
+}
 
 function keepReader(db: Db, open: () => Db): void {
-  const entry: { open: () => Db; pool?: Db; timed: WeakMap<Db, Db> } = { open, timed: new WeakMap() };
+  const entry: Reader = { open, as: new WeakMap() };
   readers.set(poolKey(db), entry);
   const client = db.client as Knex.Client;
   const destroy = client.destroy.bind(client);
   client.destroy = async (callback?: (err?: unknown) => void): Promise<void> => {
     const reader = entry.pool;
     entry.pool = undefined;
-    entry.timed = new WeakMap();
+    entry.as = new WeakMap();
     await reader?.destroy();
     await destroy(callback);
   };
 }
 
 /**
- * SQLite: a pool of one query-only connection beside `db`'s, with its query timeout, for reads
- * that hold a connection across statements (a search's snapshot): requests waiting for `db`'s one
- * connection no longer queue behind them. `db` itself on MySQL, in memory, or in a transaction.
+ * SQLite: a pool of one query-only connection beside `db`'s, with `db`'s statement hooks (its
+ * query timeout), for reads that hold a connection across statements (a search's snapshot):
+ * requests waiting for `db`'s one connection no longer queue behind them. `db` itself on MySQL,
+ * in memory, or in a transaction.
  */
 export function readerOf(db: Db): Db {
+  const hooks: ((built: unknown) => unknown)[] = [];
+  let pool = db;
+  for (let h = hooked.get(pool); h; h = hooked.get(pool)) {
+    hooks.unshift(h.hook);
+    pool = h.under;
+  }
   const entry = inTransaction(db) ? undefined : readers.get(poolKey(db));
   if (!entry) return db;
   if (!entry.pool) {
     entry.pool = entry.open();
-    reportAs(entry.pool, db);
+    reportAs(entry.pool, pool);
   }
+  const known = entry.as.get(db);
+  if (known) return known;
+  const reader = hooks.reduce<Db>((r, hook) => hookStatements(r, hook), entry.pool);
   const ms = queryTimeouts.get(db);
-  if (ms === undefined) return entry.pool;
-  let timed = entry.timed.get(db);
-  if (!timed) entry.timed.set(db, (timed = withQueryTimeout(entry.pool, ms)));
-  return timed;
+  if (ms !== undefined) queryTimeouts.set(reader, ms);
+  entry.as.set(db, reader);
+  return reader;
 }
 
 /**
@@ -213,8 +229,13 @@ export function hookStatements(db: Db, hook: (built: unknown) => unknown): Db {
         return value;
       },
     }) as Db;
-  return wrap(db);
+  const wrapped = wrap(db);
+  hooked.set(wrapped, { under: db, hook });
+  return wrapped;
 }
+
+/** What hookStatements wrapped, and with which hook (readerOf gives its pool the same). */
+const hooked = new WeakMap<Db, { under: Db; hook: (built: unknown) => unknown }>();
 
 const queryTimeouts = new WeakMap<Db, number>();
 
