@@ -8,6 +8,7 @@ import { within } from '../lib/within';
 // Not through the search module's index, which needs this file: these functions need nothing.
 import { registerSqliteSearchFunctions } from '../search/sqlFunctions';
 import { keepPrepared } from './prepared';
+import { ThreadedSqliteClient } from './sqliteThread';
 
 export type Db = Knex;
 
@@ -35,6 +36,11 @@ export interface OpenOptions {
    * opened read-only, so that as the last to close a WAL database it removes the -wal and -shm files.
    */
   readOnly?: boolean;
+  /**
+   * SQLite, with readOnly: each statement runs on a worker thread of the connection's own
+   * (sqliteThread/), so a long one does not hold the event loop.
+   */
+  thread?: boolean;
 }
 
 export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, log?: DbLog, options: OpenOptions = {}): Db {
@@ -50,6 +56,18 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
   };
   if (config.client === 'sqlite') {
     if (config.filename !== ':memory:' && !options.readOnly) makeFolder(dirname(config.filename));
+    if (options.thread && options.readOnly) {
+      // The thread opens the file query-only, with the search functions, as afterCreate does below.
+      return knex({
+        ...common,
+        client: ThreadedSqliteClient as unknown as typeof Knex.Client,
+        connection: { filename: config.filename },
+        useNullAsDefault: true,
+        pool: { min: 0, max: 1 },
+        // Searches queued for the thread past their budget are answered 503, as on MySQL.
+        acquireConnectionTimeout: acquireTimeoutMs(pool),
+      });
+    }
     const db = knex({
       ...common,
       client: 'better-sqlite3',
@@ -72,7 +90,8 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
         },
       },
     });
-    if (config.filename !== ':memory:' && !options.readOnly) keepReader(db, () => openDb(config, pool, log, { readOnly: true }));
+    if (config.filename !== ':memory:' && !options.readOnly)
+      keepReader(db, () => openDb(config, pool, log, { readOnly: true, thread: true }));
     return db;
   }
   const settings = {
@@ -127,17 +146,28 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
  * which may wait longer. `ms` may be a function, read as each statement is made (withDeadline).
  */
 export function withQueryTimeout(db: Db, ms: number | (() => number)): Db {
+  // A SQLite thread's statements run to their end (sqliteThread/): the wait for its connection is
+  // bounded instead (acquireConnectionTimeout).
+  if ((db.client as { statementsRunToEnd?: boolean }).statementsRunToEnd) {
+    if (typeof ms === 'number') queryTimeouts.set(db, ms);
+    return db;
+  }
   // KILL QUERY names a thread of one server: with several hosts, knex would send it to whichever
   // node its new connection reaches. There the statement is answered 503 at the timeout and
   // left to end on its node.
   const cancel = isMysql(db) && typeof (db.client as Knex.Client).config.connection !== 'function';
-  const wrapped = hookStatements(db, (built) => {
+  const hook = (built: unknown) => {
     const b = built as { timeout?: (ms: number, o: { cancel: boolean }) => unknown };
     return typeof b?.timeout === 'function' ? b.timeout(typeof ms === 'function' ? ms() : ms, { cancel }) : built;
-  });
+  };
+  timeoutHooks.set(hook, ms);
+  const wrapped = hookStatements(db, hook);
   if (typeof ms === 'number') queryTimeouts.set(wrapped, ms);
   return wrapped;
 }
+
+/** The query timeout each of withQueryTimeout's hooks gives (readerOf gives it its reader's way). */
+const timeoutHooks = new WeakMap<(built: unknown) => unknown, number | (() => number)>();
 
 /**
  * A pool of at most one connection of its own, with `db`'s settings (session setup, SQLite's
@@ -182,10 +212,10 @@ function keepReader(db: Db, open: () => Db): void {
 }
 
 /**
- * SQLite: a pool of one query-only connection beside `db`'s, with `db`'s statement hooks (its
- * query timeout), for reads that hold a connection across statements (a search's snapshot):
- * requests waiting for `db`'s one connection no longer queue behind them. `db` itself on MySQL,
- * in memory, or in a transaction.
+ * SQLite: a pool of one query-only connection on a thread of its own beside `db`'s, with `db`'s
+ * statement hooks (its query timeout bounding the wait for the thread), for reads that hold a
+ * connection across statements (a search's snapshot): other requests neither queue behind them
+ * nor wait while they run. `db` itself on MySQL, in memory, or in a transaction.
  */
 export function readerOf(db: Db): Db {
   const hooks: ((built: unknown) => unknown)[] = [];
@@ -202,7 +232,10 @@ export function readerOf(db: Db): Db {
   }
   const known = entry.as.get(db);
   if (known) return known;
-  const reader = hooks.reduce<Db>((r, hook) => hookStatements(r, hook), entry.pool);
+  const reader = hooks.reduce<Db>((r, hook) => {
+    const ms = timeoutHooks.get(hook);
+    return ms === undefined ? hookStatements(r, hook) : withQueryTimeout(r, ms);
+  }, entry.pool);
   const ms = queryTimeouts.get(db);
   if (ms !== undefined) queryTimeouts.set(reader, ms);
   entry.as.set(db, reader);

@@ -1,7 +1,8 @@
 import { rmSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { openDb, poolStats, readerOf, withDeadline, withQueryTimeout } from '../../../src/db/connection';
+import { CONNECT_TIMEOUT_MS, openDb, poolStats, readerOf, withDeadline, withQueryTimeout } from '../../../src/db/connection';
 import { classifyDbError } from '../../../src/db/errors';
+import { ThreadConnection } from '../../../src/db/sqliteThread';
 import { dialect, freshConfig, useTestDatabase } from '../../helpers/db';
 
 // poolStats reads knex's tarn pool at `client.pool` (knex has no API for it; knex and tarn are
@@ -86,7 +87,8 @@ describe('readerOf', () => {
       const reader = readerOf(db);
       expect(reader).not.toBe(db);
       expect(readerOf(db)).toBe(reader);
-      expect((reader('posts') as unknown as { toSQL(): { timeout?: number } }).toSQL().timeout).toBe(1234);
+      // Its statements run to their end: nothing could stop them (see below).
+      expect((reader('posts') as unknown as { toSQL(): { timeout?: number } }).toSQL().timeout).toBeFalsy();
       const row = { title: 't', content: 'c', author: 'a', created_at: '2026-01-01 00:00:00.000', updated_at: '2026-01-01 00:00:00.000' };
       await db.transaction(async (trx) => {
         expect(readerOf(trx)).toBe(trx);
@@ -99,6 +101,79 @@ describe('readerOf', () => {
       expect(await count(db)).toBe(1);
     },
   );
+
+  /** A statement that keeps SQLite busy for a while (hundreds of ms) and returns one row. */
+  const SLOW = 'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000) SELECT count(*) AS c FROM n';
+
+  // better-sqlite3 runs a statement on the thread that calls it: the reader's run on a thread of
+  // their own, or a search's would hold every other request of its process.
+  (dialect === 'sqlite' ? test : test.skip)('SQLite: its statements leave the event loop free while they run', async () => {
+    const reader = readerOf(t.db);
+    await reader.raw('SELECT 1'); // the thread started
+    let ticks = 0;
+    const timer = setInterval(() => ticks++, 5);
+    try {
+      const started = Date.now();
+      expect(await reader.raw(SLOW)).toEqual([{ c: 3000000 }]);
+      expect(Date.now() - started).toBeGreaterThan(50);
+      expect(ticks).toBeGreaterThan(3);
+    } finally {
+      clearInterval(timer);
+    }
+  });
+
+  // A timeout could not stop the statement, only waste it: the request would get its 503 while the
+  // thread ran on. The wait for the thread is what the query timeout bounds.
+  (dialect === 'sqlite' ? test : test.skip)(
+    'SQLite: a statement runs to its end; a wait for the thread past the query timeout fails as unavailable',
+    async () => {
+      expect(await readerOf(withQueryTimeout(t.db, 20)).raw(SLOW)).toEqual([{ c: 3000000 }]);
+      const own = withQueryTimeout(openDb(t.config, { size: 1, queryTimeoutMs: 100 }), 100);
+      try {
+        const reader = readerOf(own);
+        const held: unknown = await reader.client.acquireConnection();
+        const started = Date.now();
+        const failure = await reader.raw('SELECT 1').then(
+          () => 'answered',
+          (err: unknown) => classifyDbError(err, 'posts', []),
+        );
+        expect(failure).toEqual({ kind: 'unavailable', timeout: true });
+        // acquireTimeoutMs: the query timeout, never under the time a connection takes to open.
+        expect(Date.now() - started).toBeGreaterThanOrEqual(CONNECT_TIMEOUT_MS - 50);
+        await reader.client.releaseConnection(held);
+        expect(await reader.raw('SELECT 2 AS two')).toEqual([{ two: 2 }]);
+      } finally {
+        await own.destroy();
+      }
+    },
+  );
+
+  (dialect === 'sqlite' ? test : test.skip)('SQLite: errors keep their codes', async () => {
+    await expect(readerOf(t.db).raw('SELECT * FROM no_such_table')).rejects.toMatchObject({
+      code: 'SQLITE_ERROR',
+      message: expect.stringMatching(/no such table/) as unknown,
+    });
+  });
+
+  (dialect === 'sqlite' ? test : test.skip)('SQLite: a thread that stops fails its statement as unavailable, and is replaced', async () => {
+    const conn = await ThreadConnection.open((t.config as { filename: string }).filename);
+    const running = conn.run(SLOW, []);
+    await (conn as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    const failure = await running.then(
+      () => 'answered',
+      (err: unknown) => classifyDbError(err, 'posts', []),
+    );
+    expect(failure).toEqual({ kind: 'unavailable', timeout: false });
+    expect(conn.alive).toBe(false);
+    await conn.close();
+
+    // The pool checks a connection as it lends it: a stopped thread's is replaced.
+    const reader = readerOf(t.db);
+    const pooled = (await reader.client.acquireConnection()) as ThreadConnection;
+    await reader.client.releaseConnection(pooled);
+    await (pooled as unknown as { worker: { terminate(): Promise<number> } }).worker.terminate();
+    expect(await reader.raw('SELECT 3 AS three')).toEqual([{ three: 3 }]);
+  });
 
   test('closes with its pool', async () => {
     const own = openDb(t.config);
