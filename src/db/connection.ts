@@ -146,28 +146,20 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
  * which may wait longer. `ms` may be a function, read as each statement is made (withDeadline).
  */
 export function withQueryTimeout(db: Db, ms: number | (() => number)): Db {
-  // A SQLite thread's statements run to their end (sqliteThread/): the wait for its connection is
-  // bounded instead (acquireConnectionTimeout).
-  if ((db.client as { statementsRunToEnd?: boolean }).statementsRunToEnd) {
-    if (typeof ms === 'number') queryTimeouts.set(db, ms);
-    return db;
-  }
   // KILL QUERY names a thread of one server: with several hosts, knex would send it to whichever
   // node its new connection reaches. There the statement is answered 503 at the timeout and
   // left to end on its node.
   const cancel = isMysql(db) && typeof (db.client as Knex.Client).config.connection !== 'function';
-  const hook = (built: unknown) => {
-    const b = built as { timeout?: (ms: number, o: { cancel: boolean }) => unknown };
-    return typeof b?.timeout === 'function' ? b.timeout(typeof ms === 'function' ? ms() : ms, { cancel }) : built;
-  };
-  timeoutHooks.set(hook, ms);
-  const wrapped = hookStatements(db, hook);
+  const wrapped = hookStatements(db, (built) => {
+    const b = built as { timeout?: (ms: number, o: { cancel: boolean }) => unknown; client?: { statementsRunToEnd?: boolean } };
+    // A SQLite thread's statements run to their end (sqliteThread/): the wait for its connection
+    // is bounded instead (acquireConnectionTimeout).
+    if (typeof b?.timeout !== 'function' || b.client?.statementsRunToEnd) return built;
+    return b.timeout(typeof ms === 'function' ? ms() : ms, { cancel });
+  });
   if (typeof ms === 'number') queryTimeouts.set(wrapped, ms);
   return wrapped;
 }
-
-/** The query timeout each of withQueryTimeout's hooks gives (readerOf gives it its reader's way). */
-const timeoutHooks = new WeakMap<(built: unknown) => unknown, number | (() => number)>();
 
 /**
  * A pool of at most one connection of its own, with `db`'s settings (session setup, SQLite's
@@ -218,24 +210,21 @@ function keepReader(db: Db, open: () => Db): void {
  * nor wait while they run. `db` itself on MySQL, in memory, or in a transaction.
  */
 export function readerOf(db: Db): Db {
+  const entry = inTransaction(db) ? undefined : readers.get(poolKey(db));
+  if (!entry) return db;
+  const known = entry.as.get(db);
+  if (known) return known;
   const hooks: ((built: unknown) => unknown)[] = [];
   let pool = db;
   for (let h = hooked.get(pool); h; h = hooked.get(pool)) {
     hooks.unshift(h.hook);
     pool = h.under;
   }
-  const entry = inTransaction(db) ? undefined : readers.get(poolKey(db));
-  if (!entry) return db;
   if (!entry.pool) {
     entry.pool = entry.open();
     reportAs(entry.pool, pool);
   }
-  const known = entry.as.get(db);
-  if (known) return known;
-  const reader = hooks.reduce<Db>((r, hook) => {
-    const ms = timeoutHooks.get(hook);
-    return ms === undefined ? hookStatements(r, hook) : withQueryTimeout(r, ms);
-  }, entry.pool);
+  const reader = hooks.reduce<Db>((r, hook) => hookStatements(r, hook), entry.pool);
   const ms = queryTimeouts.get(db);
   if (ms !== undefined) queryTimeouts.set(reader, ms);
   entry.as.set(db, reader);

@@ -68,9 +68,9 @@ export const SNAPSHOT_TRIES = 3;
 export async function inSearchSnapshot<T>(db: Db, table: string, work: (db: Db) => Promise<T>): Promise<T> {
   if (!indexedFields(table) || inTransaction(db)) return work(db);
   // SQLite: a read transaction, whose first read fixes the snapshot (WAL) for the rest; writers
-  // in other processes go on meanwhile. Statements run on this thread, and searches waiting for
-  // the connection take it one after another in promise callbacks: each first lets the event
-  // loop read the requests that came meanwhile, so those wait for one search, not every one queued.
+  // in other processes go on meanwhile. Searches waiting for the connection take it one after
+  // another in promise callbacks: each first lets the event loop read the requests that came
+  // meanwhile (an in-memory database, which has no search thread, runs statements on this one).
   if (!isMysql(db))
     return db.transaction(async (trx) => {
       await setImmediate();

@@ -122,5 +122,6 @@ export class ThreadedSqliteClient extends BetterSqlite3Client {
 }
 // Nothing stops a SQLite statement once it runs (better-sqlite3 has no interrupt): at a timeout
 // knex would answer 503 and drop the connection while the thread ran on, its work wasted, and
-// start another thread beside it. withQueryTimeout gives this client's statements none.
+// start another thread beside it. withQueryTimeout gives this client's statements none (on the
+// prototype, as knex sets its own: a transaction's client copies the prototype, not fields).
 Object.assign(ThreadedSqliteClient.prototype, { statementsRunToEnd: true });
