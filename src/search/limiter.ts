@@ -18,26 +18,31 @@ export type { LimiterStats };
 
 /**
  * The limits in effect: `concurrency` costly statements at once (`asked`, at most one fewer than
- * the pool's connections, at least 1), and `admitted` searches holding a connection (twice that,
- * also below the pool), so that queued searches leave a connection for other requests.
+ * the pool's connections, at least 1), `admitted` costly searches holding a connection (twice
+ * that, also below the pool), and `connected` searches of any kind holding one (one fewer than
+ * the pool), so that searches, queued or running, leave a connection for other requests.
  */
-export function searchLimits(asked: number, pool: number): { concurrency: number; admitted: number } {
+export function searchLimits(asked: number, pool: number): { concurrency: number; admitted: number; connected: number } {
   const concurrency = Math.max(1, Math.min(asked, pool - 1));
-  return { concurrency, admitted: Math.max(concurrency, Math.min(2 * concurrency, pool - 1)) };
+  const connected = Math.max(1, pool - 1);
+  return { concurrency, admitted: Math.max(concurrency, Math.min(2 * concurrency, pool - 1)), connected };
 }
 
 /**
- * Limits both a search's costly statements (`concurrency`) and the searches that hold a pooled
- * connection while they wait to run one (`admitted`): a search is admitted at its first costly
- * statement and holds its connection until it ends (searchLimits).
+ * Limits a search's costly statements (`concurrency`), the searches that hold a pooled
+ * connection while they wait to run one (`admitted`), and the searches that hold one at all
+ * (`connected`): a search is admitted at its first costly statement and holds its connection
+ * until it ends (searchLimits). A search waiting for either place holds no connection.
  */
 export class SearchLimiter {
   private readonly statements: ConcurrencyLimiter;
   private readonly admissions: ConcurrencyLimiter;
+  private readonly connections: ConcurrencyLimiter;
 
   constructor(limit: () => number, pool: () => number = () => Infinity) {
     this.statements = new ConcurrencyLimiter(() => searchLimits(limit(), pool()).concurrency);
     this.admissions = new ConcurrencyLimiter(() => searchLimits(limit(), pool()).admitted);
+    this.connections = new ConcurrencyLimiter(() => searchLimits(limit(), pool()).connected);
   }
 
   /**
@@ -68,9 +73,23 @@ export class SearchLimiter {
     };
     const limited: Costly = (work) => (ended ? Promise.reject(late()) : this.statements.run(until, work));
     let admitted = false;
+    const releaseAdmission = () => {
+      if (admitted) this.admissions.release();
+      admitted = false;
+    };
+    // The attempt takes its connection inside: the place is held while it may hold one. Its
+    // admission goes back first, so that the search given the place next finds it free.
+    const connected = (run: () => Promise<T>) =>
+      this.connections.run(until, async () => {
+        try {
+          return await byDeadline(run());
+        } finally {
+          releaseAdmission();
+        }
+      });
     try {
       try {
-        return await byDeadline(
+        return await connected(() =>
           attempt((work) => {
             if (!admitted && !ended && !(admitted = this.admissions.tryAcquire())) return Promise.reject(new NotAdmitted());
             return limited(work);
@@ -78,11 +97,12 @@ export class SearchLimiter {
         );
       } catch (err) {
         if (!(err instanceof NotAdmitted)) throw err;
-      } finally {
-        if (admitted) this.admissions.release();
       }
-      return await this.admissions.run(until, () => byDeadline(attempt(limited)));
+      await this.admissions.acquire(until);
+      admitted = true;
+      return await connected(() => attempt(limited));
     } finally {
+      releaseAdmission();
       ended = true;
       clearTimeout(timer);
     }
@@ -93,10 +113,10 @@ export class SearchLimiter {
     return this.statements.run(until, work);
   }
 
-  /** Costly statements running, and searches queued: for a slot with their connection, or for admission without. */
+  /** Costly statements running, and searches queued: for a slot with their connection, or for a place without. */
   stats(): LimiterStats {
     const statements = this.statements.stats();
-    return { ...statements, waiting: statements.waiting + this.admissions.stats().waiting };
+    return { ...statements, waiting: statements.waiting + this.admissions.stats().waiting + this.connections.stats().waiting };
   }
 }
 

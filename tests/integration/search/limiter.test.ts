@@ -273,13 +273,51 @@ describe('SearchLimiter', () => {
   test.each([
     ['2 connections', 2],
     ['1 connection', 1],
-  ])('with a pool of %s, one turn and one place: a search placed, the next waiting without its connection', async (_, pool) => {
+  ])('with a pool of %s, one turn and one search at a time: the next waits without its connection, attempted once', async (_, pool) => {
     const turns = new SearchLimiter(
       () => 3,
       () => pool,
     );
     expect(turns.stats().max).toBe(1);
-    await placesFree(turns, 1);
+    const held = latch();
+    const holder = turns.run(undefined, () => held.done);
+    const log: string[] = [];
+    const searches = Promise.all(['a', 'b'].map((name) => turns.search(undefined, twoStatements(log, name))));
+    await sleep(10);
+    expect(log).toEqual(['a attempt']);
+    expect(turns.stats()).toEqual({ running: 1, waiting: 2, max: 1 });
+    held.open();
+    await holder;
+    expect(await searches).toEqual(['a', 'b']);
+    expect(log).toEqual(['a attempt', 'a count', 'a page', 'b attempt', 'b count', 'b page']);
+  });
+
+  test('searches of any kind hold at most one connection fewer than the pool: the rest wait without one, in order, until their deadline', async () => {
+    const turns = new SearchLimiter(
+      () => 1,
+      () => 3,
+    );
+    const log: string[] = [];
+    const gates = [latch(), latch(), latch()];
+    // Searches with no costly statement (preloaded matches, dense words' counts) take no turn, but a connection.
+    const cheap = (name: string, gate: { done: Promise<void> }) => async () => {
+      log.push(`${name} attempt`);
+      await gate.done;
+      return name;
+    };
+    const searches = gates.map((gate, i) => turns.search(undefined, cheap(String(i), gate)));
+    const late = turns.search(Date.now() + 50, cheap('late', latch()));
+    await sleep(10);
+    expect(log).toEqual(['0 attempt', '1 attempt']);
+    expect(turns.stats()).toEqual({ running: 0, waiting: 2, max: 1 });
+    await expect(late).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+    gates[1].open();
+    await sleep(10);
+    expect(log).toEqual(['0 attempt', '1 attempt', '2 attempt']);
+    gates[0].open();
+    gates[2].open();
+    expect(await Promise.all(searches)).toEqual(['0', '1', '2']);
+    expect(turns.stats()).toEqual({ running: 0, waiting: 0, max: 1 });
   });
 
   test('a search with no costly statement takes no turn', async () => {
@@ -385,7 +423,7 @@ describe('a search that visits all its matches takes its turn', () => {
       const waiting = Promise.allSettled(searches);
       try {
         if (dialect === 'mysql') {
-          // Each first plans (a connection each, 3 at a time); two keep theirs, the rest give theirs back.
+          // Each first plans (a connection each, 2 at a time); two keep theirs, the rest give theirs back.
           const settled = () => searchLimiter.stats().waiting === 6 && poolStats(roomy.db).inUse === 2;
           for (const givingUp = Date.now() + 10_000; !settled() && Date.now() < givingUp;) await sleep(5);
           expect(searchLimiter.stats()).toMatchObject({ running: turns, waiting: 6 });
