@@ -49,7 +49,7 @@ export function createMetrics(pool: () => PoolStats, searches?: () => LimiterSta
     gauge('db_search_turns_running', "A search's statements that visit every match, running in their turn.", () => searches().running);
     gauge(
       'db_search_turns_waiting',
-      'Searches waiting to run such a statement: at most as many as the turns with their connection, the rest for a place without one.',
+      'Searches waiting: to run such a statement (at most as many as the turns with their connection), or, without one, for a place (searches of any kind hold at most DB_POOL_SIZE - 1 connections).',
       () => searches().waiting,
     );
     gauge(
