@@ -171,3 +171,37 @@ mysqlOnly('a bulk load', () => {
     expect(got.count).toBe(want.length);
   });
 });
+
+mysqlOnly('a page of many matches, all old', () => {
+  test('walks the order index past its first chunk, in list and cursor pages', async () => {
+    // 150 old matches behind 450 newer records: the walk's first chunk (200 entries) finds none,
+    // so the next starts from the last entry read. Not preloaded (maxPreloaded 1).
+    const rows = Array.from({ length: 600 }, (_, i) => {
+      const at = dbTimestamp(Date.UTC(2020, 0, 1) + Math.floor(i / 2) * 1000);
+      return { title: i < 150 ? `needle ${i}` : `hay ${i}`, content: 'text', author: 'ada', created_at: at, updated_at: at };
+    });
+    await t.db('posts').insert(rows);
+    await indexLoaded(t.db, 'posts');
+    const spec = { table: 'posts', searchFields: ['title', 'content'] };
+    const want = await scannedIds(t.db, 'posts', spec.searchFields, ['needle']);
+    expect(want.length).toBe(150);
+    const engine = createSearch({ maxPreloaded: 1 });
+    for (const [page, pageSize] of [
+      [1, 10],
+      [3, 7],
+    ]) {
+      const got = await listRecords(t.db, spec, { terms: ['needle'], filters: [], order, page, pageSize }, engine);
+      expect(got.count).toBe(150);
+      expect('rows' in got && got.rows.map((r) => Number(r.id))).toEqual(want.slice((page - 1) * pageSize, page * pageSize));
+    }
+    // From a cursor among the newer records: the walk starts there, past ties of created_at.
+    const from = await t.db('posts').where('title', 'hay 301').first('created_at', 'id');
+    const got = await seekRecords(
+      t.db,
+      spec,
+      { terms: ['needle'], filters: [], order, after: [from.created_at, from.id], backward: false, limit: 4 },
+      engine,
+    );
+    expect(got.map((r) => Number(r.id))).toEqual(want.slice(0, 4));
+  });
+});
