@@ -120,9 +120,9 @@ function restrict(query: Knex.QueryBuilder, condition: VersionCondition): boolea
 }
 
 /**
- * Returns the updated row, or undefined when no record has this id (and accepted version). A read
- * then a write conditioned on the version read is cheaper than a transaction's four round trips;
- * a transaction remains for a write that lands between the two.
+ * Returns the updated row, or undefined when no record has this id (and accepted version); with
+ * no values, the record as it is. A read then a write conditioned on the version read is cheaper
+ * than a transaction's four round trips; a transaction remains for a write that lands between.
  */
 export async function updateRecord(
   db: Queryable,
@@ -131,6 +131,11 @@ export async function updateRecord(
   values: Values,
   condition: VersionCondition = {},
 ): Promise<Row | undefined> {
+  // Nothing to change (an empty PATCH): no write, no new version; the condition still decides.
+  if (!Object.keys(values).length) {
+    const found = await findRecord(db, table, id);
+    return found && accepts(condition, found.version) ? found : undefined;
+  }
   const row = inTransaction(db) ? await updateLocked(db, table, id, values, condition) : await updateRead(db, table, id, values, condition);
   if (row) recordsWritten(db, table);
   return row;

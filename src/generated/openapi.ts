@@ -1617,6 +1617,56 @@ export interface components {
     };
     responses: {
         /**
+         * @description Created, with no body: the request asked `Prefer: return=minimal`, or its token may not
+         *     read this collection (a token that only writes never receives a record). `Location` is
+         *     the new record's path and `ETag` its version.
+         */
+        CreatedNoBody: {
+            headers: {
+                Location: components["headers"]["Location"];
+                ETag: components["headers"]["ETag"];
+                "Preference-Applied": components["headers"]["Preference-Applied"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
+         * @description Written, with no body: the request asked `Prefer: return=minimal`, or its token may not
+         *     read this collection (a token that only writes never receives a record). `ETag` is the
+         *     record's version after the write.
+         */
+        WrittenNoBody: {
+            headers: {
+                ETag: components["headers"]["ETag"];
+                "Preference-Applied": components["headers"]["Preference-Applied"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
+         * @description Every record was created, with no body: the request asked `Prefer: return=minimal`, or
+         *     its token may not read this collection (a token that only writes never receives a
+         *     record).
+         */
+        BulkCreatedNoBody: {
+            headers: {
+                "Preference-Applied": components["headers"]["Preference-Applied"];
+                "Idempotent-Replayed": components["headers"]["Idempotent-Replayed"];
+                "X-Request-Id": components["headers"]["X-Request-Id"];
+                RateLimit: components["headers"]["RateLimit"];
+                "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
+        /**
          * @description The status that `GET` would answer with its problem, and its headers, without the body
          *     (`HEAD` never has one): `Allow` on a 405, `WWW-Authenticate` on a 401, `Retry-After` on a
          *     429 or a 503, as on `GET`.
@@ -2196,6 +2246,13 @@ export interface components {
          *     422; the same key while the first request is still running is 409. Keys are per collection.
          */
         idempotency_key: string;
+        /**
+         * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+         *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+         *     not read the collection always gets that answer, whatever it prefers. Other preferences
+         *     are ignored.
+         */
+        prefer: string;
         /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
         RequestId: string;
     };
@@ -2211,6 +2268,8 @@ export interface components {
         ETag: string;
         /** @description `true` when this is the stored response to an earlier request with the same `Idempotency-Key`. */
         "Idempotent-Replayed": "true";
+        /** @description `return=minimal` when the request asked for it with `Prefer` and the answer has no body. */
+        "Preference-Applied": "return=minimal";
         /** @description The request's id: the client's `X-Request-Id` when it is sane, else one the service made. The log line of the request carries it; error bodies repeat it as `request_id`. */
         "X-Request-Id": string;
         /** @description `attachment` with a file name, the collection's (`posts.ndjson`, `posts.csv`), so that a browser saves it. */
@@ -2305,6 +2364,13 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2332,6 +2398,7 @@ export interface operations {
                     "application/json": components["schemas"]["Post"];
                 };
             };
+            204: components["responses"]["CreatedNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2581,6 +2648,13 @@ export interface operations {
                  *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2609,6 +2683,7 @@ export interface operations {
                     "application/json": components["schemas"]["Post"];
                 };
             };
+            204: components["responses"]["WrittenNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2720,6 +2795,13 @@ export interface operations {
                  *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2748,6 +2830,7 @@ export interface operations {
                     "application/json": components["schemas"]["Post"];
                 };
             };
+            204: components["responses"]["WrittenNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2772,6 +2855,13 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2797,6 +2887,7 @@ export interface operations {
                     "application/json": components["schemas"]["PostBulkCreated"];
                 };
             };
+            204: components["responses"]["BulkCreatedNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -2922,6 +3013,13 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -2949,6 +3047,7 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                 };
             };
+            204: components["responses"]["CreatedNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -3210,6 +3309,13 @@ export interface operations {
                  *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -3238,6 +3344,7 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                 };
             };
+            204: components["responses"]["WrittenNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -3349,6 +3456,13 @@ export interface operations {
                  *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -3377,6 +3491,7 @@ export interface operations {
                     "application/json": components["schemas"]["Product"];
                 };
             };
+            204: components["responses"]["WrittenNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -3401,6 +3516,13 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -3426,6 +3548,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProductBulkCreated"];
                 };
             };
+            204: components["responses"]["BulkCreatedNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -3553,6 +3676,13 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -3580,6 +3710,7 @@ export interface operations {
                     "application/json": components["schemas"]["Book"];
                 };
             };
+            204: components["responses"]["CreatedNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -3847,6 +3978,13 @@ export interface operations {
                  *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -3875,6 +4013,7 @@ export interface operations {
                     "application/json": components["schemas"]["Book"];
                 };
             };
+            204: components["responses"]["WrittenNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -3987,6 +4126,13 @@ export interface operations {
                  *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -4015,6 +4161,7 @@ export interface operations {
                     "application/json": components["schemas"]["Book"];
                 };
             };
+            204: components["responses"]["WrittenNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -4040,6 +4187,13 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -4065,6 +4219,7 @@ export interface operations {
                     "application/json": components["schemas"]["BookBulkCreated"];
                 };
             };
+            204: components["responses"]["BulkCreatedNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -4184,6 +4339,13 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -4211,6 +4373,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
+            204: components["responses"]["CreatedNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -4454,6 +4617,13 @@ export interface operations {
                  *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -4482,6 +4652,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
+            204: components["responses"]["WrittenNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -4594,6 +4765,13 @@ export interface operations {
                  *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -4622,6 +4800,7 @@ export interface operations {
                     "application/json": components["schemas"]["User"];
                 };
             };
+            204: components["responses"]["WrittenNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -4647,6 +4826,13 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -4672,6 +4858,7 @@ export interface operations {
                     "application/json": components["schemas"]["UserBulkCreated"];
                 };
             };
+            204: components["responses"]["BulkCreatedNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -4811,6 +4998,13 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -4838,6 +5032,7 @@ export interface operations {
                     "application/json": components["schemas"]["Task"];
                 };
             };
+            204: components["responses"]["CreatedNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -5141,6 +5336,13 @@ export interface operations {
                  *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -5169,6 +5371,7 @@ export interface operations {
                     "application/json": components["schemas"]["Task"];
                 };
             };
+            204: components["responses"]["WrittenNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -5280,6 +5483,13 @@ export interface operations {
                  *     (`w/"3"`) is a 400: a typo must not let the write through.
                  */
                 "If-None-Match"?: components["parameters"]["if_none_match_write"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -5308,6 +5518,7 @@ export interface operations {
                     "application/json": components["schemas"]["Task"];
                 };
             };
+            204: components["responses"]["WrittenNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -5332,6 +5543,13 @@ export interface operations {
                  *     422; the same key while the first request is still running is 409. Keys are per collection.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
+                /**
+                 * @description `return=minimal` (RFC 7240) asks for no body: the write answers 204 with its `ETag` (and,
+                 *     after a create, its `Location`) and `Preference-Applied: return=minimal`. A token that may
+                 *     not read the collection always gets that answer, whatever it prefers. Other preferences
+                 *     are ignored.
+                 */
+                Prefer?: components["parameters"]["prefer"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
                 "X-Request-Id"?: components["parameters"]["RequestId"];
             };
@@ -5357,6 +5575,7 @@ export interface operations {
                     "application/json": components["schemas"]["TaskBulkCreated"];
                 };
             };
+            204: components["responses"]["BulkCreatedNoBody"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

@@ -5,6 +5,7 @@ import { dbTimestamp } from '../db/time';
 import { sendJson, stringifier } from '../http/json';
 import { HttpProblem } from '../http/problem';
 import { writeIdempotently } from './idempotency';
+import { answerMinimal } from './prefer';
 import type { Handler, HandlerDeps } from './records';
 import { recordSerializer, writeFields, writeValues } from './serialize';
 
@@ -47,17 +48,20 @@ export function bulkHandlers(c: Collection, deps: HandlerDeps): Record<BulkVerb,
       const stamp = dbTimestamp();
       const records = body.map((b) => ({ ...writeValues(fields, b, true), created_at: stamp, updated_at: stamp }));
       const answer = (rows: Parameters<typeof serialize>[0][]) => stringifier(ctx.operation, 201)({ results: rows.map(serialize) });
+      const minimal = answerMinimal(req, res, c.name);
       const outcome = await writeIdempotently(
         db,
         c.name,
         req,
         body,
         (q) => insertRecords(q, c.name, records, c.uniqueFields),
-        (rows) => ({ status: 201, body: answer(rows), location: null, etag: null }),
+        (rows) =>
+          minimal ? { status: 204, body: '', location: null, etag: null } : { status: 201, body: answer(rows), location: null, etag: null },
       ).catch((err: unknown) => {
         throw refusal(err);
       });
       if (outcome.kind !== 'created') return outcome.send(res);
+      if (minimal) return void res.status(204).end();
       sendJson(res, 201, answer(outcome.row));
     },
 

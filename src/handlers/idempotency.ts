@@ -24,7 +24,8 @@ export function canonical(value: unknown): string {
 /**
  * Creates a record; with an Idempotency-Key, at most once per key and body. The record and the
  * stored response commit together, so a replay always describes a record that was created.
- * Only a 201 is stored: if the create fails, the claim is given up and a retry runs it again.
+ * Only a success is stored (201, or 204 without `serialize`: the answer had no body); if the
+ * create fails, the claim is given up and a retry runs it again.
  */
 export function createIdempotently(
   db: Db,
@@ -32,7 +33,7 @@ export function createIdempotently(
   req: Request,
   body: unknown,
   record: Values,
-  serialize: (row: Row) => unknown,
+  serialize: ((row: Row) => unknown) | undefined,
 ): Promise<Outcome> {
   return writeIdempotently(
     db,
@@ -41,8 +42,8 @@ export function createIdempotently(
     body,
     (q) => insertRecord(q, collection, record),
     (created) => ({
-      status: 201,
-      body: JSON.stringify(serialize(created)),
+      status: serialize ? 201 : 204,
+      body: serialize ? JSON.stringify(serialize(created)) : '',
       location: `/api/${collection}/${created.id}/`,
       etag: etag(created.version),
     }),

@@ -23,6 +23,7 @@ import { type LinkOrigin, pageUrl } from '../http/links';
 import { sendJson, stringifier } from '../http/json';
 import { HttpProblem, invalid } from '../http/problem';
 import { createIdempotently } from './idempotency';
+import { answerMinimal } from './prefer';
 import { mapRows, recordSerializer, writeFields, writeValues } from './serialize';
 import { boundary, decodeCursor, encodeCursor, fingerprint } from './cursor';
 import { filters, type ListQuery, orderKeys, searchTerms, sortInfo } from './list-query';
@@ -66,6 +67,13 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
   function sendRecord(ctx: Context, res: Response, status: number, row: Row): void {
     res.setHeader('ETag', etag(row.version));
     sendJson(res, status, stringifier(ctx.operation, status)(serialize(row)));
+  }
+
+  /** A write's answer: the record, or 204 with its ETag alone (answerMinimal says when). */
+  function sendWritten(ctx: Context, req: Request, res: Response, status: number, row: Row): void {
+    if (!answerMinimal(req, res, c.name)) return sendRecord(ctx, res, status, row);
+    res.setHeader('ETag', etag(row.version));
+    res.status(204).end();
   }
 
   function sendPage(ctx: Context, res: Response, body: PageOf<ResourceName>): void {
@@ -186,10 +194,13 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
     async create(ctx, req, res) {
       const stamp = dbTimestamp();
       const record = { ...values(bodyOf(ctx), true), created_at: stamp, updated_at: stamp };
-      const created = await createIdempotently(db, c.name, req, bodyOf(ctx), record, serialize);
+      const minimal = answerMinimal(req, res, c.name);
+      const created = await createIdempotently(db, c.name, req, bodyOf(ctx), record, minimal ? undefined : serialize);
       if (created.kind !== 'created') return created.send(res);
       res.location(`/api/${c.name}/${created.row.id}/`);
-      sendRecord(ctx, res, 201, created.row);
+      if (!minimal) return sendRecord(ctx, res, 201, created.row);
+      res.setHeader('ETag', etag(created.row.version));
+      res.status(204).end();
     },
 
     async get(ctx, req, res) {
@@ -209,15 +220,18 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       const when = condition(req);
       const row = await updateRecord(db, c.name, id, { ...values(bodyOf(ctx), true), updated_at: dbTimestamp() }, when);
       if (!row) throw await writeMissed(req, id, when);
-      sendRecord(ctx, res, 200, row);
+      sendWritten(ctx, req, res, 200, row);
     },
 
     async update(ctx, req, res) {
       const id = idOf(ctx);
       const when = condition(req);
-      const row = await updateRecord(db, c.name, id, { ...values(bodyOf(ctx), false), updated_at: dbTimestamp() }, when);
+      const patch = values(bodyOf(ctx), false);
+      // An empty patch changes nothing, not even the version or updated_at.
+      const change = Object.keys(patch).length ? { ...patch, updated_at: dbTimestamp() } : {};
+      const row = await updateRecord(db, c.name, id, change, when);
       if (!row) throw await writeMissed(req, id, when);
-      sendRecord(ctx, res, 200, row);
+      sendWritten(ctx, req, res, 200, row);
     },
 
     async delete(ctx, req, res) {

@@ -1,5 +1,5 @@
 import type { OpenAPIV3 } from 'openapi-types';
-import { collections, operationIds } from '../../src/collections';
+import { bulkOperationIds, collections, operationIds } from '../../src/collections';
 import { clientProperties, isSetByService, loadSpec } from '../../src/spec';
 import { deref } from '../helpers/fuzz/spec';
 
@@ -180,6 +180,15 @@ describe.each(collections.map((c) => [c.name, c] as const))('the %s operations',
     expect(paramNames(create)).toContain('Idempotency-Key');
     expect(Object.keys(create.responses['201'].headers ?? {})).toEqual(expect.arrayContaining(['Location', 'ETag', 'Idempotent-Replayed']));
     expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['409', '413', '415', '422']));
+  });
+
+  // RFC 7240: any caller may ask for no body, and a token that may not read always gets none.
+  test.each(['create', 'replace', 'update', 'bulkCreate'] as const)('%s takes Prefer and answers 204 with no body', (verb) => {
+    const op = byId.get({ ...ids, ...bulkOperationIds(c) }[verb])!;
+    expect(paramNames(op)).toContain('Prefer');
+    expect(op.raw.responses['204']).toEqual({
+      $ref: `#/components/responses/${{ create: 'Created', bulkCreate: 'BulkCreated' }[verb as string] ?? 'Written'}NoBody`,
+    });
   });
 
   test('get is conditional on If-None-Match', () => {

@@ -42,9 +42,11 @@ describe('scopes from the spec', () => {
       body: fixture.valid(Math.floor(Math.random() * 1e9)),
       headers: auth(`${c}:write`),
     });
-    expect(made.status).toBe(201);
-    const path = op.path.replace('{id}', String(made.body.id));
-    if (op.operationId.startsWith('bulkDelete')) return { path, body: { ids: [made.body.id] } };
+    // A token that only writes gets no record back: the id is in Location.
+    expect(made.status).toBe(204);
+    const id = Number(/\/(\d+)\/$/.exec(made.headers.get('location') ?? '')?.[1]);
+    const path = op.path.replace('{id}', String(id));
+    if (op.operationId.startsWith('bulkDelete')) return { path, body: { ids: [id] } };
     if (op.operationId.startsWith('bulkCreate')) return { path, body: [fixture.valid(Math.floor(Math.random() * 1e9))] };
     if (op.method === 'PATCH') return { path, body: fixture.patch };
     if (op.method === 'POST' || op.method === 'PUT') return { path, body: fixture.valid(Math.floor(Math.random() * 1e9)) };
@@ -116,5 +118,79 @@ describe('scopes from the spec', () => {
       headers: { authorization: `Bearer ${good.slice(0, -1)}${good.endsWith('A') ? 'B' : 'A'}` },
     });
     expect(res.status).toBe(401);
+  });
+});
+
+// ADR 0012: a loader that only writes cannot read what others wrote. Its writes answer 204 with
+// the ETag (and Location) alone; it may learn which ids exist, never what they hold.
+describe('a token that only writes', () => {
+  let app: TestApp;
+  let writer: Record<string, string>;
+  let reader: Record<string, string>;
+  beforeAll(async () => {
+    const w = newToken('loader', ['*:write']);
+    const r = newToken('reporting', ['*:read']);
+    app = await startTestApp({ tokensFile: { version: 1, tokens: [w.entry, r.entry] } });
+    writer = { authorization: `Bearer ${w.token}` };
+    reader = { authorization: `Bearer ${r.token}` };
+  });
+  afterAll(() => app.close());
+
+  const idFrom = (location: string | null) => Number(/\/(\d+)\/$/.exec(location ?? '')?.[1]);
+
+  test.each(Object.keys(byName))('%s: never receives a record, from any write', async (c) => {
+    const fixture = byName[c];
+    const created = await app.request('POST', `/api/${c}/`, { body: fixture.valid(8101), headers: writer });
+    expect([created.status, created.body, created.headers.get('etag')]).toEqual([204, '', '"1"']);
+    const id = idFrom(created.headers.get('location'));
+    const stored = await app.request('GET', `/api/${c}/${id}/`, { headers: reader });
+    expect(stored.body).toMatchObject(fixture.valid(8101));
+
+    const replaced = await app.request('PUT', `/api/${c}/${id}/`, { body: fixture.valid(8102), headers: writer });
+    expect([replaced.status, replaced.body, replaced.headers.get('etag')]).toEqual([204, '', '"2"']);
+    const patched = await app.request('PATCH', `/api/${c}/${id}/`, { body: fixture.patch, headers: writer });
+    expect([patched.status, patched.body, patched.headers.get('etag')]).toEqual([204, '', '"3"']);
+    // An empty patch is no write at all: the version and updated_at stay.
+    const before = await app.request('GET', `/api/${c}/${id}/`, { headers: reader });
+    const empty = await app.request('PATCH', `/api/${c}/${id}/`, { body: {}, headers: writer });
+    expect([empty.status, empty.body, empty.headers.get('etag')]).toEqual([204, '', '"3"']);
+    const after = await app.request('GET', `/api/${c}/${id}/`, { headers: reader });
+    expect(after.body).toEqual(before.body);
+
+    const bulk = await app.request('POST', `/api/${c}/bulk/`, { body: [fixture.valid(8103)], headers: writer });
+    expect([bulk.status, bulk.body]).toEqual([204, '']);
+    const key = { ...writer, 'idempotency-key': `only-writes-${c}` };
+    const first = await app.request('POST', `/api/${c}/`, { body: fixture.valid(8104), headers: key });
+    const replay = await app.request('POST', `/api/${c}/`, { body: fixture.valid(8104), headers: key });
+    expect([replay.status, replay.body, replay.headers.get('idempotent-replayed')]).toEqual([204, '', 'true']);
+    expect(replay.headers.get('location')).toBe(first.headers.get('location'));
+  });
+
+  test('learns whether an id exists, as any write does, but not what it holds', async () => {
+    const created = await app.request('POST', '/api/users/', { body: byName.users.valid(8201), headers: writer });
+    const id = idFrom(created.headers.get('location'));
+    const guard = { ...writer, 'if-none-match': '*' };
+    const taken = await app.request('PUT', `/api/users/${id}/`, { body: byName.users.valid(8202), headers: guard });
+    const free = await app.request('PUT', `/api/users/${id + 1000}/`, { body: byName.users.valid(8202), headers: guard });
+    expect([taken.status, free.status]).toEqual([412, 404]);
+    expect(JSON.stringify(taken.body)).not.toContain(String(byName.users.valid(8201).email));
+  });
+
+  test('a token that reads too gets the record, unless it prefers return=minimal', async () => {
+    const both = newToken('both', ['posts:*']);
+    const withBoth = await startTestApp({ tokensFile: { version: 1, tokens: [both.entry] } });
+    try {
+      const headers = { authorization: `Bearer ${both.token}` };
+      const full = await withBoth.request('POST', '/api/posts/', { body: byName.posts.valid(8301), headers });
+      expect(full.status).toBe(201);
+      expect(full.body).toMatchObject(byName.posts.valid(8301));
+      const minimal = await withBoth.request('POST', '/api/posts/', {
+        body: byName.posts.valid(8302),
+        headers: { ...headers, prefer: 'return=minimal' },
+      });
+      expect([minimal.status, minimal.body, minimal.headers.get('preference-applied')]).toEqual([204, '', 'return=minimal']);
+    } finally {
+      await withBoth.close();
+    }
   });
 });
