@@ -26,7 +26,7 @@ export function bulkHandlers(c: Collection, deps: HandlerDeps): Record<BulkVerb,
     if (reason.kind === 'unique') {
       return new HttpProblem(
         409,
-        `The ${noun} at [${reason.index}] has a ${reason.field} that another ${noun} already has; nothing was created`,
+        `The ${noun} at [${reason.index}] has ${/^[aeiou]/i.test(reason.field) ? 'an' : 'a'} ${reason.field} that another ${noun} already has; nothing was created`,
         [
           {
             field: `[${reason.index}].${reason.field}`,

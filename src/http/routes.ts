@@ -66,9 +66,11 @@ export function routeTable(operations: Operation[]): RouteTable {
       if (!found) return { kind: 'none' };
       const operation = found.route.byMethod.get(method) ?? (method === 'HEAD' ? found.route.byMethod.get('GET') : undefined);
       if (!operation) return { kind: 'method', allowed: found.route.allowed };
+      // As written, not decoded: every path parameter is an id, and `%32` is not how the service
+      // writes 2 (one record, one URL); validation answers it 404 like `02`.
       const params: Record<string, string> = {};
       found.route.names.forEach((name, i) => {
-        params[name] = decodeURIComponentSafe(found.values[i]);
+        params[name] = found.values[i];
       });
       return { kind: 'operation', operation, params };
     },
@@ -76,12 +78,4 @@ export function routeTable(operations: Operation[]): RouteTable {
       return find(path)?.route.allowed;
     },
   };
-}
-
-function decodeURIComponentSafe(value: string): string {
-  try {
-    return decodeURIComponent(value);
-  } catch {
-    return value;
-  }
 }

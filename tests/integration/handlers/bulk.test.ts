@@ -148,6 +148,8 @@ describe.each(fixtures.filter((f) => f.uniqueFields.length).map((f) => [f.name, 
     const res = await bulkCreate(f, body);
     expect(res.status).toBe(409);
     expect(res.body.errors).toEqual([{ field: `[2].${field}`, message: expect.any(String) }]);
+    // "has an isbn", "has a username": the article agrees with the field's name.
+    expect(res.body.detail).toContain(`has ${/^[aeiou]/.test(field) ? 'an' : 'a'} ${field} that`);
     expect(await count(f)).toBe(before);
   });
 

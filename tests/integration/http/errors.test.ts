@@ -182,6 +182,11 @@ describe('with the default 1 MiB body limit', () => {
       ['a leading zero on a record id', { given: () => `0${keptId}`, want: { status: 404 } }],
       ['leading zeros on a record id', { given: () => `000${keptId}`, want: { status: 404 } }],
       ['a plus sign on a record id', { given: () => `%2B${keptId}`, want: { status: 404 } }],
+      ['a record id percent-encoded', { given: () => [...String(keptId)].map((d) => `%3${d}`).join(''), want: { status: 404 } }],
+      [
+        'a digit of a record id percent-encoded',
+        { given: () => `${String(keptId).slice(0, -1)}%3${String(keptId).at(-1)}`, want: { status: 404 } },
+      ],
     ];
     const methods: [string, (f: Fixture) => unknown][] = [
       ['GET', () => undefined],
