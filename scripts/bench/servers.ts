@@ -12,7 +12,8 @@ export interface RunningServer {
   pid: number;
   /** Resolves once the process has ended, by itself or stopped. */
   exited: Promise<unknown>;
-  stop(): Promise<void>;
+  /** SIGTERM, then SIGKILL after 10 s; resolves with how the process ended. */
+  stop(): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
 const START_TIMEOUT_MS = 60_000;
@@ -30,8 +31,6 @@ export async function startServer(name: string, entry: Entry, env: NodeJS.Proces
     url: server.url,
     pid: server.pid,
     exited: server.exited,
-    async stop() {
-      await server.stop('SIGTERM', 10_000);
-    },
+    stop: () => server.stop('SIGTERM', 10_000),
   };
 }

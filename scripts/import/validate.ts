@@ -7,6 +7,7 @@ import type { OpenAPIV3 } from 'openapi-types';
 import type { Collection } from '../../src/collections';
 import { writeFields } from '../../src/handlers/serialize';
 import { fieldErrors, malformedStrings } from '../../src/http/validation';
+import { toNfc } from '../../src/lib/text';
 import type { FieldError } from '../../src/http/problem';
 
 const TIMESTAMPS = ['created_at', 'updated_at'] as const;
@@ -48,9 +49,11 @@ export function lineChecker(spec: OpenAPIV3.Document, c: Collection): Checker {
     return checkBody(body);
   };
 
-  const checkBody = (body: unknown): Checked => {
-    const strings = malformedStrings(body);
+  const checkBody = (sent: unknown): Checked => {
+    const strings = malformedStrings(sent);
     if (strings.length) return { ok: false, errors: strings };
+    // Stored in one Unicode form, as the service's writes are (src/lib/text.ts).
+    const body = toNfc(sent);
     const given = (body && typeof body === 'object' && !Array.isArray(body) ? body : {}) as Record<string, unknown>;
     // The timestamps an import keeps are checked below, with a message that says what to write;
     // the write schema checks the rest (an id as a request body's: valid, then ignored).

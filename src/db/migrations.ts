@@ -336,6 +336,38 @@ migrations['20261128_013_search_postings'] = {
   },
 };
 
+migrations['20261207_015_text_nfc'] = {
+  // Text is stored in Unicode NFC since this migration (src/lib/text.ts): rows written before are
+  // rewritten to it, their version one higher; the search triggers index the new text.
+  async up(db) {
+    for (const table of RECORD_TABLES) await textToNfc(db, table);
+  },
+  async down() {},
+};
+
+/**
+ * Rewrites the text of `table`'s rows that is not NFC, a chunk of ids at a time. A row whose text
+ * would then repeat another's unique value is left as it was, for its owner to resolve.
+ */
+async function textToNfc(db: Knex, table: string): Promise<void> {
+  for (let after = 0; ;) {
+    const rows = await db<Record<string, unknown>>(table).where('id', '>', after).orderBy('id').limit(1000);
+    if (!rows.length) return;
+    after = Number(rows[rows.length - 1].id);
+    for (const row of rows) {
+      const changed = Object.entries(row).filter(([, v]) => typeof v === 'string' && v.normalize('NFC') !== v);
+      if (!changed.length) continue;
+      const values = Object.fromEntries(changed.map(([k, v]) => [k, (v as string).normalize('NFC')]));
+      await db(table)
+        .where({ id: row.id })
+        .update({ ...values, version: db.raw('?? + 1', ['version']) })
+        .catch((err: { code?: string }) => {
+          if (err.code !== 'ER_DUP_ENTRY' && err.code !== 'SQLITE_CONSTRAINT_UNIQUE') throw err;
+        });
+    }
+  }
+}
+
 const source: Knex.MigrationSource<string> = {
   getMigrations: () => Promise.resolve(Object.keys(migrations).sort()),
   getMigrationName: (name) => name,

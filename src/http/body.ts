@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { toNfc } from '../lib/text';
 import { duplicateKey } from './jsonKeys';
 import { HttpProblem, invalid } from './problem';
 import type { RouteTable } from './routes';
@@ -59,7 +60,10 @@ export function jsonBody(routes: RouteTable, limit: number) {
         );
       }
       const bad = malformedStrings(req.body);
-      next(bad.length ? invalid(bad) : undefined);
+      if (bad.length) return next(invalid(bad));
+      // Checked and stored in one Unicode form: limits count the characters that are stored.
+      req.body = toNfc(req.body as unknown);
+      next();
     });
   };
 }

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Context, OpenAPIBackend, ParsedRequest } from 'openapi-backend';
+import { toNfc } from '../lib/text';
 import { type FieldError, HttpProblem, invalid } from './problem';
 import type { RequestLocals } from './requestContext';
 import { fieldErrors, onlyPathErrors, operationParams } from './validation';
@@ -30,7 +31,8 @@ export function dispatch(api: OpenAPIBackend, extraErrors: ExtraErrors) {
       const request = {
         method: req.method === 'HEAD' ? 'GET' : req.method,
         path: req.path,
-        query: params.query,
+        // In the form text is stored in (NFC), so that a search or filter finds it however typed.
+        query: toNfc(params.query),
         // A body that is a JSON string goes as its JSON text: openapi-backend parses a string body
         // again, so `"{\"title\": ...}"` would be validated as an object and reach us as a string.
         body: typeof req.body === 'string' ? JSON.stringify(req.body) : (req.body as unknown),

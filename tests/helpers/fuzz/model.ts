@@ -1,3 +1,4 @@
+import { toNfc } from '../../../src/lib/text';
 import type { Schema } from './spec';
 
 /**
@@ -173,7 +174,8 @@ export class Model {
   written(collection: string, body: Record<string, unknown>, defaults: boolean): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const [name, schema] of Object.entries(this.rules[collection].fields)) {
-      if (body[name] !== undefined) out[name] = body[name];
+      // Text is stored in NFC (src/lib/text.ts).
+      if (body[name] !== undefined) out[name] = toNfc(body[name]);
       else if (defaults) out[name] = schema.default ?? null;
     }
     return out;
@@ -350,7 +352,9 @@ export class Model {
   }
 
   /** The records a list query may answer, in order, and which of them it must answer. */
-  predict(collection: string, q: ListQuery): Prediction {
+  predict(collection: string, sent: ListQuery): Prediction {
+    // Terms and filter values are compared in NFC, as text is stored.
+    const q = toNfc(sent);
     const sure = new Set<number>();
     let exact = true;
     const candidates = this.all(collection).filter((r) => {
