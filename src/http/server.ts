@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
-import { type AddressInfo, Server as NetServer } from 'node:net';
+import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import { ConfigError } from '../config';
@@ -122,16 +122,17 @@ export interface Drain {
   inFlight(): number;
   /**
    * Stops accepting connections, lets every request in flight finish, answers everything with
-   * `Connection: close`, closes keep-alive connections that stay idle, and resolves true once the
-   * last one is closed, or false when `timeoutMs` ran out first (the rest are then cut).
+   * `Connection: close`, closes connections that carry no request (idle, or with half a request)
+   * once they have stayed so for IDLE_GRACE_MS, and resolves true once the last one is closed, or
+   * false when `timeoutMs` ran out first (the rest are then cut).
    */
   shutdown(timeoutMs: number): Promise<boolean>;
 }
 
-// How long a keep-alive connection may stay idle once shutdown began. A client that is sending
-// requests back to back gets its next answer with `Connection: close` within this time; closing
-// its connection at once would instead race with a request already on the wire (which the
-// server never reads, and the client sees as a reset).
+// How long a connection without a request in flight may stay open once shutdown began. A client
+// that is sending requests back to back gets its next answer with `Connection: close` within this
+// time; closing its connection at once would instead race with a request already on the wire
+// (which the server never reads, and the client sees as a reset).
 const IDLE_GRACE_MS = 200;
 
 /**
@@ -140,29 +141,49 @@ const IDLE_GRACE_MS = 200;
  */
 function drainable(server: Server): { drain: Drain; open: ReadonlySet<ServerResponse> } {
   const open = new Set<ServerResponse>();
+  const connections = new Set<Socket>();
+  // Once closing: when each connection's last answer ended, which starts its grace again.
+  const answeredAt = new WeakMap<Duplex, number>();
   let closing = false;
+  server.on('connection', (socket: Socket) => {
+    connections.add(socket);
+    socket.once('close', () => connections.delete(socket));
+  });
   // Before the app sees the request: once closing, every answer says `Connection: close`, so
   // that a keep-alive connection ends with the answer it is carrying.
-  server.prependListener('request', (_req, res: ServerResponse) => {
+  server.prependListener('request', (req: IncomingMessage, res: ServerResponse) => {
     open.add(res);
-    res.once('close', () => open.delete(res));
+    res.once('close', () => {
+      open.delete(res);
+      if (closing) answeredAt.set(req.socket, Date.now());
+    });
     if (closing) res.setHeader('Connection', 'close');
   });
   const drain: Drain = {
     inFlight: () => open.size,
     shutdown(timeoutMs) {
       closing = true;
+      const began = Date.now();
       for (const res of open) if (!res.headersSent) res.setHeader('Connection', 'close');
+      // Node's closeIdleConnections skips a connection that has sent nothing or half its headers
+      // (its parser counts it as active), which held shutdown until the timeout.
+      const closeQuiet = () => {
+        const busy = new Set([...open].map((res) => res.req.socket));
+        const now = Date.now();
+        for (const socket of connections) {
+          if (!busy.has(socket) && now - Math.max(began, answeredAt.get(socket) ?? 0) >= IDLE_GRACE_MS) socket.destroy();
+        }
+      };
       return new Promise((resolve) => {
-        const idle = setInterval(() => server.closeIdleConnections(), IDLE_GRACE_MS);
+        const quiet = setInterval(closeQuiet, IDLE_GRACE_MS / 4);
         const timer = setTimeout(() => {
-          clearInterval(idle);
-          server.closeAllConnections();
+          clearInterval(quiet);
+          for (const socket of connections) socket.destroy();
           resolve(false);
         }, timeoutMs);
         // net's close, not http's: that one also closes idle connections at once (see above).
         NetServer.prototype.close.call(server, () => {
-          clearInterval(idle);
+          clearInterval(quiet);
           clearTimeout(timer);
           resolve(true);
         });
