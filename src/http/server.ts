@@ -3,6 +3,7 @@ import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import { ConfigError } from '../config';
+import { messageRefusal } from './framing';
 import { API_SECURITY_HEADERS } from './headers';
 import { problemBody } from './problem';
 import { requestIdFrom } from './requestContext';
@@ -19,14 +20,19 @@ export async function listen(
 ): Promise<{ server: Server; port: number; drain: Drain }> {
   // Not app.listen: Express 5 calls its callback on errors too, as if listening. Node answers an
   // HTTP/1.1 request without Host with a bare 400 of its own: the app answers it (hostRequired).
-  const server = createServer({ requireHostHeader: false, ...options }, app);
+  const server = createServer({ requireHostHeader: false, ...options });
   const { drain, open } = drainable(server);
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    // Refused before the app: no route, token or rate limit may decide on a request that a proxy
+    // in front could have read otherwise.
+    const refusal = messageRefusal(req.httpVersion, req.rawHeaders);
+    if (refusal) return answerWith(res, refusal.status, refusal.detail, clientRequestId(req));
+    app(req, res);
+  });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, open));
   // An `Expect` other than 100-continue: Node's own answer is a bare 417; this one is a problem.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    const header = req.headers['x-request-id'];
-    const requestId = requestIdFrom(typeof header === 'string' ? header : undefined);
-    answerWith(res, 417, 'The server meets no expectation but 100-continue', requestId);
+    answerWith(res, 417, 'The server meets no expectation but 100-continue', clientRequestId(req));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
@@ -41,9 +47,17 @@ export async function listen(
   return { server, port: (server.address() as AddressInfo).port, drain };
 }
 
+/** The client's X-Request-Id when it is sane, else one of the service's own. */
+function clientRequestId(req: IncomingMessage): string {
+  const header = req.headers['x-request-id'];
+  return requestIdFrom(typeof header === 'string' ? header : undefined);
+}
+
 // Node's own answers, by the code of the parser's or the server's error; any other is 400.
 const CLIENT_ERRORS = new Map<string | undefined, [status: number, detail: string]>([
   ['HPE_HEADER_OVERFLOW', [431, 'The request line and headers are larger than 16 KiB']],
+  // `HTTP/1.2`, `HTTP/3.0`: the parser knows no such version (HTTP/2.0 parses: messageRefusal).
+  ['HPE_INVALID_VERSION', [505, 'The server speaks HTTP/1.1 and HTTP/1.0 only']],
   ['ERR_HTTP_REQUEST_TIMEOUT', [408, 'The request did not arrive in time: the server stopped waiting for its headers or its body']],
   // The client ended its side of the connection (FIN) before the request did.
   ['HPE_INVALID_EOF_STATE', [400, 'The request is incomplete: the client closed its side of the connection before its end']],
