@@ -75,8 +75,8 @@ const BROKEN_BODY: [number, string] = [400, 'The request body is not valid HTTP:
 
 /**
  * Answers what Node cannot parse or that came too late as problem+json (Node writes a bare status),
- * after any answers a pipelining client still awaits; if one of those has begun, the connection is
- * cut instead, as Node's own handler does.
+ * after every answer a pipelining client still awaits, each whole and in order; then the
+ * connection closes. Node's own handler cut the connection when one of those had begun.
  */
 function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, open: ReadonlySet<ServerResponse>): void {
   if (!socket.writable || err.code === 'ECONNRESET') return void socket.destroy();
@@ -86,20 +86,21 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, open: Rea
   // This connection's unfinished answers, in the order of their requests. Rare: a walk of the
   // open answers costs nothing on the request path.
   const answers = [...open].filter((res) => res.req.socket === socket && !res.writableFinished);
-  if (answers.some((res) => res.headersSent)) return void socket.destroy();
   const [status, detail] = CLIENT_ERRORS.get(err.code) ?? [400, 'The request is not valid HTTP'];
   // Headers arrived but the body did not (or broke: a failed parser is skipped by Node's timeouts,
-  // so it would wait for ever): the app answers it, so client, log and metrics share one id.
+  // so it would wait for ever): the app answers it, so client, log and metrics share one id. The
+  // parser stops at that request, so it is the last.
   const late = answers.find((res) => !res.req.complete);
-  if (late) {
+  if (late && !late.headersSent) {
     const [lateStatus, lateDetail] = BODY_NEVER_COMES.has(err.code ?? '') ? [status, detail] : BROKEN_BODY;
     return answerWith(late, lateStatus, lateDetail, String(late.getHeader('X-Request-Id') ?? requestIdFrom(undefined)));
   }
   const { title, body, headers } = problemAnswer(status, detail, requestIdFrom(undefined));
   const lines = headers.map(([name, value]) => `${name}: ${value}\r\n`).join('');
   const answer = () => {
-    if (socket.writable) socket.end(`HTTP/1.1 ${status} ${title}\r\n${lines}\r\n${body}`);
-    else socket.destroy();
+    if (!socket.writable) return void socket.destroy();
+    // A late request the app has answered already (without its body) gets no second answer.
+    socket.end(late ? undefined : `HTTP/1.1 ${status} ${title}\r\n${lines}\r\n${body}`);
   };
   if (!answers.length) return answer();
   // Once every answer before it has closed: finished, or cut with the connection.

@@ -74,21 +74,17 @@ test.each([
   }
 });
 
-// A keep-alive client sends a bad request while the answer to its first one is being written: as
-// Node's own handler does, the connection is cut, and no answer is written into the first one.
-test('a bad request behind an answer that is being written cuts the connection', async () => {
+const statusLines = (raw: string) => raw.match(/HTTP\/1.1 \d+ [^\r]*/g);
+
+// A keep-alive client sends a bad request while the answer to its first one is being written: the
+// first answer is finished whole, then the 400 follows, then the connection closes. It was cut, as
+// Node's own handler does, so a pipelining client lost an answer it was owed.
+test('a bad request behind an answer that is being written: that answer whole, then 400', async () => {
   const app = express();
-  let answerClosed!: () => void;
-  const closed = new Promise<void>((resolve) => (answerClosed = resolve));
   app.get('/slow', (_req, res) => {
     res.type('text/plain');
     res.write('first part;');
-    // Ends by itself only if the connection stays open (it should not).
-    const timer = setTimeout(() => res.end('second part'), 1000);
-    res.on('close', () => {
-      clearTimeout(timer);
-      answerClosed();
-    });
+    setTimeout(() => res.end('second part'), 300);
   });
   const { server, port } = await listen(app, 0, '127.0.0.1');
   try {
@@ -100,15 +96,13 @@ test('a bad request behind an answer that is being written cuts the connection',
         if (!text) socket.write('hello there\r\n\r\n');
         text += c.toString('latin1');
       });
-      // A cut connection may end or be reset, as it happens.
       socket.on('error', () => {});
       socket.on('close', () => resolve(text));
     });
-    await closed;
-    expect(raw).toMatch(/^HTTP\/1.1 200 /);
-    expect(raw).toContain('first part;');
-    expect(raw).not.toContain('second part');
-    expect(raw).not.toMatch(/HTTP\/1.1 4\d\d/);
+    expect(statusLines(raw)).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 400 Bad Request']);
+    // The chunked answer ends whole (its last chunk) before the next one begins.
+    expect(raw).toMatch(/first part;\r\n[0-9a-f]+\r\nsecond part\r\n0\r\n\r\nHTTP\/1.1 400 /);
+    expect(JSON.parse(raw.slice(raw.lastIndexOf('\r\n\r\n') + 4))).toMatchObject({ status: 400 });
   } finally {
     server.close();
   }
@@ -223,8 +217,6 @@ async function pipelined(second: string): Promise<string> {
     server.close();
   }
 }
-
-const statusLines = (raw: string) => raw.match(/HTTP\/1.1 \d+ [^\r]*/g);
 
 test.each([
   // Its body does not arrive in time: the 408 is the second request's answer, from the app.
@@ -378,6 +370,22 @@ describe('the real app, with scoped tokens', () => {
     expect(answers.map((a) => a.status)).toEqual([want]);
     expectProblem(answers[0], want);
     expect(answers[0].headers.get('connection')).toBe('close');
+    expect(closed).toBe(true);
+  });
+
+  // Every valid request is answered, in order, before the bad one's 400; then the connection
+  // closes. Only the first was answered: its answer had begun when the parser failed.
+  test('pipelined valid requests, then two Content-Length: each answered in order, then 400', async () => {
+    const get = (id: string) => `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\n\r\n`;
+    const bad = `POST /api/posts/ HTTP/1.1\r\n${valid}Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}`;
+    const { answers, closed } = await talk(port, get('pipe-1') + create(`${valid}X-Request-Id: pipe-2\r\n`) + get('pipe-3') + bad);
+    expect(answers.map((a) => [a.status, a.headers.get('x-request-id')])).toEqual([
+      [200, 'pipe-1'],
+      [201, 'pipe-2'],
+      [200, 'pipe-3'],
+      [400, expect.any(String)],
+    ]);
+    expectProblem(answers[3], 400);
     expect(closed).toBe(true);
   });
 });
