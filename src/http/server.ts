@@ -3,6 +3,7 @@ import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
 import { ConfigError } from '../config';
+import { holdContinue } from './body';
 import { messageRefusal } from './framing';
 import { API_SECURITY_HEADERS } from './headers';
 import { problemBody } from './problem';
@@ -28,6 +29,12 @@ export async function listen(
     const refusal = messageRefusal(req.httpVersion, req.rawHeaders);
     if (refusal) return answerWith(res, refusal.status, refusal.detail, clientRequestId(req));
     app(req, res);
+  });
+  // Node would answer `Expect: 100-continue` with 100 Continue at once; the app sends it only once
+  // it is about to read the body (body.ts), so a refused client never sends the body.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    holdContinue(req);
+    server.emit('request', req, res);
   });
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, open));
   // An `Expect` other than 100-continue: Node's own answer is a bare 417; this one is a problem.

@@ -388,4 +388,51 @@ describe('the real app, with scoped tokens', () => {
     expectProblem(answers[3], 400);
     expect(closed).toBe(true);
   });
+
+  // `Expect: 100-continue`: a request the app refuses gets its refusal instead of 100 Continue,
+  // and the connection closes (the body it declared never came). Node sent 100 at once, and the
+  // client a body of megabytes for nothing.
+  const expecting = (headers: string, length = 3_000_000, path = '/api/posts/') =>
+    `POST ${path} HTTP/1.1\r\nHost: x\r\n${headers}Expect: 100-continue\r\nContent-Length: ${length}\r\n\r\n`;
+  test.each([
+    ['no token', expecting('Content-Type: application/json\r\n'), 401],
+    ['a token without the scope', expecting(`Authorization: Bearer ${reader.token}\r\nContent-Type: application/json\r\n`), 403],
+    ['no such path', expecting(`Authorization: Bearer ${writer.token}\r\nContent-Type: application/json\r\n`, 10, '/api/nothing/'), 404],
+    ['a body that is not JSON', expecting(`Authorization: Bearer ${writer.token}\r\nContent-Type: text/plain\r\n`), 415],
+    ['a declared length over the limit', expecting(`Authorization: Bearer ${writer.token}\r\nContent-Type: application/json\r\n`), 413],
+  ])('Expect: 100-continue with %s: refused before any 100, then close', async (_n, given, want) => {
+    const started = Date.now();
+    const { answers, closed } = await talk(port, given);
+    expect(answers.map((a) => a.status)).toEqual([want]);
+    expectProblem(answers[0], want);
+    expect(answers[0].headers.get('connection')).toBe('close');
+    expect(closed).toBe(true);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  // Without Expect too: body-parser read every byte of a body it was going to refuse, then the 413.
+  test('a declared length over the limit: 413 at once, unread, then close', async () => {
+    const head = `POST /api/posts/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${writer.token}\r\nContent-Type: application/json\r\n`;
+    const { answers, closed } = await talk(port, `${head}Content-Length: 3000000\r\n\r\n{"title":"`);
+    expect(answers.map((a) => a.status)).toEqual([413]);
+    expectProblem(answers[0], 413);
+    expect(answers[0].headers.get('connection')).toBe('close');
+    expect(closed).toBe(true);
+  });
+
+  test('Expect: 100-continue that may go on: 100 Continue, then the body, then 201 on a kept connection', async () => {
+    let sent = false;
+    const writing = `Authorization: Bearer ${writer.token}\r\nContent-Type: application/json\r\n`;
+    const { answers, closed } = await talk(port, expecting(writing, Buffer.byteLength(post)), {
+      ms: 1000,
+      onData: (received, socket) => {
+        if (sent || !received.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) return;
+        sent = true;
+        socket.write(post);
+      },
+    });
+    expect(answers.map((a) => a.status)).toEqual([100, 201]);
+    expect(answers[1].headers.get('connection')).toBe('keep-alive');
+    expect(closed).toBe(false);
+  });
 });
