@@ -9,6 +9,14 @@ import { malformedStrings } from './validation';
 
 const WITH_BODY = new Set(['POST', 'PUT', 'PATCH']);
 
+/** Requests whose client waits for 100 Continue before it sends the body, which Node left to us. */
+const continueHeld = new WeakSet<IncomingMessage>();
+
+/** listen() takes `Expect: 100-continue` from Node (server.ts): jsonBody sends the 100. */
+export function holdContinue(req: IncomingMessage): void {
+  continueHeld.add(req);
+}
+
 /** Each request's body as read, for the checks after the parse (duplicateKey). */
 const bodies = new WeakMap<IncomingMessage, Buffer>();
 
@@ -50,6 +58,16 @@ export function jsonBody(routes: RouteTable, limit: number) {
     // body-parser knows the alias `utf8` by no name (it takes charsets spelled `utf-*` only) and
     // would refuse the body with a 415: it is handed the charset's own name.
     if (charset === 'utf8') req.headers['content-type'] = 'application/json; charset=utf-8';
+    // body-parser refuses a declared length over the limit only after reading the whole body;
+    // it is refused unread, and the connection closes rather than read it for nothing. (A
+    // compressed body's length says nothing of its inflated size: the parser checks that.)
+    const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
+    if (encoding === 'identity' && Number(req.headers['content-length']) > limit) {
+      res.setHeader('Connection', 'close');
+      return next(Object.assign(new Error('declared length over the limit'), { type: 'entity.too.large' }));
+    }
+    // Every check before the body has passed: the client may send it now.
+    if (continueHeld.delete(req)) res.writeContinue();
     json(req, res, (err?: unknown) => {
       if (err) return next(err);
       const buf = bodies.get(req);

@@ -7,6 +7,35 @@ import { dialect, dropTestDatabase, freshConfig } from '../../helpers/db';
 import { runLoad, send, sleep, type Outcome } from '../../helpers/load';
 import { databaseUrl, type RunningService, startService } from '../../helpers/service';
 
+/** A POST whose body arrives in pieces over `ms`, so that it is in flight when SIGTERM comes. */
+function slowUpload(url: string, id: string, ms: number): Promise<{ status?: number; connection?: string; error?: string; at: number }> {
+  const body = JSON.stringify({ title: id, content: 'x'.repeat(3000), author: 'slow' });
+  const parts = 6;
+  return new Promise((resolve) => {
+    const req = httpRequest(
+      `${url}/api/posts/`,
+      {
+        method: 'POST',
+        agent: new Agent({ keepAlive: true }),
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': id },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection, at: Date.now() }));
+      },
+    );
+    req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message, at: Date.now() }));
+    const size = Math.ceil(body.length / parts);
+    let i = 0;
+    const tick = () => {
+      req.write(body.slice(i * size, (i + 1) * size));
+      if (++i < parts) setTimeout(tick, ms / parts);
+      else req.end();
+    };
+    tick();
+  });
+}
+
 // Graceful shutdown under load: SIGTERM while clients keep sending and some uploads are still
 // arriving. Every request the server accepted must be answered; what it did not accept fails to
 // connect. The process closes idle keep-alive connections at once and exits 0. The same with
@@ -26,35 +55,6 @@ describe.each([1, 2])('WEB_CONCURRENCY=%i', (workers) => {
   });
 
   const create = (n: number) => ({ method: 'POST', path: '/api/posts/', body: { title: `load ${n}`, content: 'c', author: 'a' } });
-
-  /** A POST whose body arrives in pieces over `ms`, so that it is in flight when SIGTERM comes. */
-  function slowUpload(url: string, id: string, ms: number): Promise<{ status?: number; connection?: string; error?: string; at: number }> {
-    const body = JSON.stringify({ title: id, content: 'x'.repeat(3000), author: 'slow' });
-    const parts = 6;
-    return new Promise((resolve) => {
-      const req = httpRequest(
-        `${url}/api/posts/`,
-        {
-          method: 'POST',
-          agent: new Agent({ keepAlive: true }),
-          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'x-request-id': id },
-        },
-        (res) => {
-          res.resume();
-          res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection, at: Date.now() }));
-        },
-      );
-      req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message, at: Date.now() }));
-      const size = Math.ceil(body.length / parts);
-      let i = 0;
-      const tick = () => {
-        req.write(body.slice(i * size, (i + 1) * size));
-        if (++i < parts) setTimeout(tick, ms / parts);
-        else req.end();
-      };
-      tick();
-    });
-  }
 
   test('SIGTERM under load: every accepted request is answered, then exit 0', async () => {
     const url = service.url;
@@ -146,5 +146,52 @@ describe.each([1, 2])('WEB_CONCURRENCY=%i', (workers) => {
       expect(new Set([...accepted.values()].map((l) => l.worker))).toEqual(new Set([1, 2]));
       expect(service.lines.filter((l) => l.msg === 'stopped' && l.worker !== undefined)).toHaveLength(workers);
     }
+  }, 60000);
+});
+
+// Connections with no whole request to wait for: one that sent nothing, one that sent half its
+// headers. They held shutdown for all of SHUTDOWN_TIMEOUT_MS (10 s), then exit 1; now they are
+// closed at once, the upload in flight beside them is still answered, and the service exits 0.
+// Run as `npm start` runs it (dist/), with one process and with two workers.
+describe.each([1, 2])('WEB_CONCURRENCY=%i, dist/: idle and half-open connections', (workers) => {
+  const config = freshConfig();
+  let service: RunningService;
+  beforeAll(async () => {
+    service = await startService({ DATABASE_URL: databaseUrl(config), WEB_CONCURRENCY: String(workers) }, 120000, 'built');
+  }, 150000);
+  afterAll(async () => {
+    if (service.child.exitCode === null) service.child.kill('SIGKILL');
+    await dropTestDatabase(config);
+  });
+
+  /** A connection that sends `text` and nothing more; resolves when it is connected. */
+  async function quiet(text: string): Promise<{ closedAt: Promise<number> }> {
+    const socket = connect(service.port, '127.0.0.1');
+    socket.on('error', () => {});
+    const closedAt = new Promise<number>((resolve) => socket.once('close', () => resolve(Date.now())));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    if (text) socket.write(text);
+    return { closedAt };
+  }
+
+  test('SIGTERM closes them at once, answers the request in flight, and exits 0', async () => {
+    // Two of each, so that with two workers each worker is likely to hold some.
+    const silent = [await quiet(''), await quiet('')];
+    const halfway = [await quiet('GET /healthz HTTP/1.1\r\nHost: x\r\n'), await quiet('POST /api/posts/ HTTP/1.1\r\nHost: x\r\nConte')];
+    const upload = slowUpload(service.url, 'slow-beside-idle', 2000);
+    // Every connection has reached its worker (the primary hands them over).
+    await sleep(700);
+    const termAt = Date.now();
+    service.child.kill('SIGTERM');
+    const { code } = await service.exited;
+    const exitedAt = Date.now();
+
+    expect(code).toBe(0);
+    expect(await upload).toMatchObject({ status: 201, connection: 'close' });
+    for (const c of [...silent, ...halfway]) expect((await c.closedAt) - termAt).toBeLessThan(2000);
+    // Well under SHUTDOWN_TIMEOUT_MS: the upload (about 1.3 s left) was all there was to wait for.
+    expect(exitedAt - termAt).toBeLessThan(5000);
+    expect(service.lines.filter((l) => /timed out/.test(String(l.msg)))).toEqual([]);
+    expect(service.lines.at(-1)).toMatchObject({ msg: 'stopped' });
   }, 60000);
 });

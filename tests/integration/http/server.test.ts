@@ -1,10 +1,11 @@
-import type { ServerOptions } from 'node:http';
+import type { Server, ServerOptions } from 'node:http';
 import { connect, type Socket } from 'node:net';
 import express from 'express';
 import { createApp } from '../../../src/app';
+import { newToken } from '../../../src/auth/tokensFile';
 import { listen } from '../../../src/http/server';
 import { createLogger } from '../../../src/logger';
-import { createTestDatabase } from '../../helpers/db';
+import { createTestDatabase, type TestDatabase } from '../../helpers/db';
 
 // Node checks for requests that are late every connectionsCheckingInterval (30 s by default).
 const quick: ServerOptions = { headersTimeout: 100, requestTimeout: 100, connectionsCheckingInterval: 20 };
@@ -73,21 +74,17 @@ test.each([
   }
 });
 
-// A keep-alive client sends a bad request while the answer to its first one is being written: as
-// Node's own handler does, the connection is cut, and no answer is written into the first one.
-test('a bad request behind an answer that is being written cuts the connection', async () => {
+const statusLines = (raw: string) => raw.match(/HTTP\/1.1 \d+ [^\r]*/g);
+
+// A keep-alive client sends a bad request while the answer to its first one is being written: the
+// first answer is finished whole, then the 400 follows, then the connection closes. It was cut, as
+// Node's own handler does, so a pipelining client lost an answer it was owed.
+test('a bad request behind an answer that is being written: that answer whole, then 400', async () => {
   const app = express();
-  let answerClosed!: () => void;
-  const closed = new Promise<void>((resolve) => (answerClosed = resolve));
   app.get('/slow', (_req, res) => {
     res.type('text/plain');
     res.write('first part;');
-    // Ends by itself only if the connection stays open (it should not).
-    const timer = setTimeout(() => res.end('second part'), 1000);
-    res.on('close', () => {
-      clearTimeout(timer);
-      answerClosed();
-    });
+    setTimeout(() => res.end('second part'), 300);
   });
   const { server, port } = await listen(app, 0, '127.0.0.1');
   try {
@@ -99,15 +96,13 @@ test('a bad request behind an answer that is being written cuts the connection',
         if (!text) socket.write('hello there\r\n\r\n');
         text += c.toString('latin1');
       });
-      // A cut connection may end or be reset, as it happens.
       socket.on('error', () => {});
       socket.on('close', () => resolve(text));
     });
-    await closed;
-    expect(raw).toMatch(/^HTTP\/1.1 200 /);
-    expect(raw).toContain('first part;');
-    expect(raw).not.toContain('second part');
-    expect(raw).not.toMatch(/HTTP\/1.1 4\d\d/);
+    expect(statusLines(raw)).toEqual(['HTTP/1.1 200 OK', 'HTTP/1.1 400 Bad Request']);
+    // The chunked answer ends whole (its last chunk) before the next one begins.
+    expect(raw).toMatch(/first part;\r\n[0-9a-f]+\r\nsecond part\r\n0\r\n\r\nHTTP\/1.1 400 /);
+    expect(JSON.parse(raw.slice(raw.lastIndexOf('\r\n\r\n') + 4))).toMatchObject({ status: 400 });
   } finally {
     server.close();
   }
@@ -223,8 +218,6 @@ async function pipelined(second: string): Promise<string> {
   }
 }
 
-const statusLines = (raw: string) => raw.match(/HTTP\/1.1 \d+ [^\r]*/g);
-
 test.each([
   // Its body does not arrive in time: the 408 is the second request's answer, from the app.
   [
@@ -242,4 +235,204 @@ test.each([
   expect(raw).toContain('\r\n\r\nfirst answer');
   expect(JSON.parse(raw.slice(raw.lastIndexOf('\r\n\r\n') + 4))).toMatchObject({ status: want });
   if (second.includes('mine-3')) expect(raw).toMatch(/\r\nX-Request-Id: mine-3\r\n/i);
+});
+
+interface Answer {
+  status: number;
+  headers: Map<string, string>;
+  body: string;
+}
+
+/** The answers in what a connection received, in order (each with a Content-Length or no body). */
+function answersIn(raw: string): Answer[] {
+  const answers: Answer[] = [];
+  let at = 0;
+  while (at < raw.length) {
+    const end = raw.indexOf('\r\n\r\n', at);
+    if (end === -1) break;
+    const [statusLine, ...lines] = raw.slice(at, end).split('\r\n');
+    const headers = new Map(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+    const length = Number(headers.get('content-length') ?? 0);
+    answers.push({ status: Number(statusLine.split(' ')[1]), headers, body: raw.slice(end + 4, end + 4 + length) });
+    at = end + 4 + length;
+  }
+  return answers;
+}
+
+/**
+ * Sends `text` without ending the client's side, then collects what comes back until the server
+ * closes the connection (`closed`) or `ms` pass. `onData` may send more as answers arrive.
+ */
+function talk(
+  port: number,
+  text: string,
+  { ms = 3000, onData }: { ms?: number; onData?: (received: string, socket: Socket) => void } = {},
+): Promise<{ answers: Answer[]; closed: boolean }> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1', () => socket.write(text));
+    let raw = '';
+    const done = (closed: boolean) => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve({ answers: answersIn(raw), closed });
+    };
+    const timer = setTimeout(() => done(false), ms);
+    socket.on('data', (c: Buffer) => {
+      raw += c.toString('latin1');
+      onData?.(raw, socket);
+    });
+    socket.on('error', () => {});
+    socket.on('close', () => done(true));
+  });
+}
+
+/** What a problem answer of the service carries, whoever wrote it. */
+function expectProblem(answer: Answer, status: number): void {
+  expect(answer.status).toBe(status);
+  expect(answer.headers.get('content-type')).toMatch(/^application\/problem\+json(;|$)/);
+  expect(answer.headers.get('x-content-type-options')).toBe('nosniff');
+  expect(JSON.parse(answer.body)).toMatchObject({ type: 'about:blank', status, request_id: answer.headers.get('x-request-id') });
+}
+
+describe('the real app, with scoped tokens', () => {
+  const reader = newToken('reader', ['posts:read']);
+  const writer = newToken('writer', ['posts:write']);
+  const post = JSON.stringify({ title: 't', content: 'c', author: 'a' });
+  let database: TestDatabase;
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const app = await createApp({
+      db: database.db,
+      bodyLimit: 1024 * 1024,
+      fallbackHost: 'localhost',
+      tokensFile: { version: 1, tokens: [reader.entry, writer.entry] },
+    });
+    ({ server, port } = await listen(app, 0, '127.0.0.1'));
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    server.close();
+    await database.drop();
+  });
+
+  const create = (headers: string, body = post) =>
+    `POST /api/posts/ HTTP/1.1\r\n${headers}Content-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
+
+  // Node keeps the first Authorization, Host or Content-Type and joins two Idempotency-Key into
+  // one: a proxy in front that reads another would decide on another request. Refused before
+  // the token is looked at, either way round.
+  test.each([
+    [
+      'Authorization, the scoped one first',
+      `Host: x\r\nAuthorization: Bearer ${writer.token}\r\nAuthorization: Bearer ${reader.token}\r\n`,
+    ],
+    ['Authorization, the scoped one last', `Host: x\r\nAuthorization: Bearer ${reader.token}\r\nAuthorization: Bearer ${writer.token}\r\n`],
+    ['Host', `Host: localhost\r\nhost: evil.example\r\nAuthorization: Bearer ${writer.token}\r\n`],
+    ['Content-Type', `Host: x\r\nAuthorization: Bearer ${writer.token}\r\nContent-Type: application/json\r\nContent-Type: text/plain\r\n`],
+    ['Idempotency-Key', `Host: x\r\nAuthorization: Bearer ${writer.token}\r\nIdempotency-Key: a\r\nIdempotency-Key: b\r\n`],
+  ])('%s given twice: 400, and the connection closes', async (_n, headers) => {
+    const withType = headers.includes('Content-Type') ? headers : `${headers}Content-Type: application/json\r\n`;
+    const { answers, closed } = await talk(port, create(`${withType}X-Request-Id: twice-1\r\n`));
+    expect(answers).toHaveLength(1);
+    expectProblem(answers[0], 400);
+    expect(answers[0].headers.get('x-request-id')).toBe('twice-1');
+    expect(answers[0].headers.get('connection')).toBe('close');
+    expect(closed).toBe(true);
+  });
+
+  const valid = `Host: x\r\nAuthorization: Bearer ${writer.token}\r\nContent-Type: application/json\r\n`;
+  const chunked = (body: string) => `${Buffer.byteLength(body).toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+  // Framings Node's parser takes but RFC 9112 does not: each is answered, then the connection
+  // closes, as the body (if any) cannot be trusted to end where the parser thinks.
+  test.each([
+    [
+      'HTTP/1.0 with Transfer-Encoding: chunked',
+      `POST /api/posts/ HTTP/1.0\r\n${valid}Transfer-Encoding: chunked\r\n\r\n${chunked(post)}`,
+      400,
+    ],
+    [
+      'Transfer-Encoding: gzip, chunked',
+      `POST /api/posts/ HTTP/1.1\r\n${valid}Transfer-Encoding: gzip, chunked\r\n\r\n${chunked(post)}`,
+      501,
+    ],
+    [
+      'Transfer-Encoding gzip, then chunked, in two lines',
+      `POST /api/posts/ HTTP/1.1\r\n${valid}Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n${chunked(post)}`,
+      501,
+    ],
+    ['a request line of HTTP/2.0', `GET /healthz HTTP/2.0\r\nHost: x\r\n\r\n`, 505],
+    ['a request line of HTTP/0.9', `GET /healthz HTTP/0.9\r\nHost: x\r\n\r\n`, 505],
+    ['a request line of HTTP/3.0', `GET /healthz HTTP/3.0\r\nHost: x\r\n\r\n`, 505],
+  ])('%s: answered, and the connection closes', async (_n, given, want) => {
+    const { answers, closed } = await talk(port, given);
+    expect(answers.map((a) => a.status)).toEqual([want]);
+    expectProblem(answers[0], want);
+    expect(answers[0].headers.get('connection')).toBe('close');
+    expect(closed).toBe(true);
+  });
+
+  // Every valid request is answered, in order, before the bad one's 400; then the connection
+  // closes. Only the first was answered: its answer had begun when the parser failed.
+  test('pipelined valid requests, then two Content-Length: each answered in order, then 400', async () => {
+    const get = (id: string) => `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Request-Id: ${id}\r\n\r\n`;
+    const bad = `POST /api/posts/ HTTP/1.1\r\n${valid}Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}`;
+    const { answers, closed } = await talk(port, get('pipe-1') + create(`${valid}X-Request-Id: pipe-2\r\n`) + get('pipe-3') + bad);
+    expect(answers.map((a) => [a.status, a.headers.get('x-request-id')])).toEqual([
+      [200, 'pipe-1'],
+      [201, 'pipe-2'],
+      [200, 'pipe-3'],
+      [400, expect.any(String)],
+    ]);
+    expectProblem(answers[3], 400);
+    expect(closed).toBe(true);
+  });
+
+  // `Expect: 100-continue`: a request the app refuses gets its refusal instead of 100 Continue,
+  // and the connection closes (the body it declared never came). Node sent 100 at once, and the
+  // client a body of megabytes for nothing.
+  const expecting = (headers: string, length = 3_000_000, path = '/api/posts/') =>
+    `POST ${path} HTTP/1.1\r\nHost: x\r\n${headers}Expect: 100-continue\r\nContent-Length: ${length}\r\n\r\n`;
+  test.each([
+    ['no token', expecting('Content-Type: application/json\r\n'), 401],
+    ['a token without the scope', expecting(`Authorization: Bearer ${reader.token}\r\nContent-Type: application/json\r\n`), 403],
+    ['no such path', expecting(`Authorization: Bearer ${writer.token}\r\nContent-Type: application/json\r\n`, 10, '/api/nothing/'), 404],
+    ['a body that is not JSON', expecting(`Authorization: Bearer ${writer.token}\r\nContent-Type: text/plain\r\n`), 415],
+    ['a declared length over the limit', expecting(`Authorization: Bearer ${writer.token}\r\nContent-Type: application/json\r\n`), 413],
+  ])('Expect: 100-continue with %s: refused before any 100, then close', async (_n, given, want) => {
+    const started = Date.now();
+    const { answers, closed } = await talk(port, given);
+    expect(answers.map((a) => a.status)).toEqual([want]);
+    expectProblem(answers[0], want);
+    expect(answers[0].headers.get('connection')).toBe('close');
+    expect(closed).toBe(true);
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  // Without Expect too: body-parser read every byte of a body it was going to refuse, then the 413.
+  test('a declared length over the limit: 413 at once, unread, then close', async () => {
+    const head = `POST /api/posts/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${writer.token}\r\nContent-Type: application/json\r\n`;
+    const { answers, closed } = await talk(port, `${head}Content-Length: 3000000\r\n\r\n{"title":"`);
+    expect(answers.map((a) => a.status)).toEqual([413]);
+    expectProblem(answers[0], 413);
+    expect(answers[0].headers.get('connection')).toBe('close');
+    expect(closed).toBe(true);
+  });
+
+  test('Expect: 100-continue that may go on: 100 Continue, then the body, then 201 on a kept connection', async () => {
+    let sent = false;
+    const writing = `Authorization: Bearer ${writer.token}\r\nContent-Type: application/json\r\n`;
+    const { answers, closed } = await talk(port, expecting(writing, Buffer.byteLength(post)), {
+      ms: 1000,
+      onData: (received, socket) => {
+        if (sent || !received.startsWith('HTTP/1.1 100 Continue\r\n\r\n')) return;
+        sent = true;
+        socket.write(post);
+      },
+    });
+    expect(answers.map((a) => a.status)).toEqual([100, 201]);
+    expect(answers[1].headers.get('connection')).toBe('keep-alive');
+    expect(closed).toBe(false);
+  });
 });
