@@ -1926,7 +1926,8 @@ export interface components {
         /**
          * @description A unique field already has this value in another record (`errors` names the field; in a
          *     bulk create, as `[index].field`, the value being taken by a stored record or by one
-         *     earlier in the batch), or a request with the same `Idempotency-Key` is still running.
+         *     earlier in the batch), or a request with the same `Idempotency-Key` (from the same caller)
+         *     is still running.
          *     Nothing was changed.
          */
         Conflict: {
@@ -2193,7 +2194,9 @@ export interface components {
          * @description Makes the create safe to retry. A retry with the same key and the same body within 24
          *     hours answers the first response again (status, body, `Location`, with
          *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-         *     422; the same key while the first request is still running is 409. Keys are per collection.
+         *     422; the same key while the first request is still running is 409. Keys are per
+         *     collection and per caller (the bearer token; one caller when the API has no tokens):
+         *     another token's request with the same key is a request of its own.
          */
         idempotency_key: string;
         /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2302,7 +2305,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409. Keys are per
+                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
+                 *     another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2769,7 +2774,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409. Keys are per
+                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
+                 *     another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2919,7 +2926,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409. Keys are per
+                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
+                 *     another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -3398,7 +3407,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409. Keys are per
+                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
+                 *     another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -3550,7 +3561,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409. Keys are per
+                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
+                 *     another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -4037,7 +4050,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409. Keys are per
+                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
+                 *     another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -4181,7 +4196,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409. Keys are per
+                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
+                 *     another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -4644,7 +4661,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409. Keys are per
+                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
+                 *     another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -4808,7 +4827,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409. Keys are per
+                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
+                 *     another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -5329,7 +5350,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409. Keys are per
+                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
+                 *     another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { principalOf } from '../auth/middleware';
 import type { Db } from '../db/connection';
-import { claimKey, completeKey, releaseKey, type StoredResponse } from '../db/idempotency';
+import { claimKey, completeKey, type KeyScope, OPEN_CALLER, releaseKey, type StoredResponse } from '../db/idempotency';
 import { retrying } from '../db/retry';
 import { insertRecord, type Queryable, type Row, type Values } from '../db/records';
 import { etag } from '../http/conditional';
@@ -30,6 +31,7 @@ export function createIdempotently(
   db: Db,
   collection: string,
   req: Request,
+  res: Response,
   body: unknown,
   record: Values,
   serialize: (row: Row) => unknown,
@@ -38,6 +40,7 @@ export function createIdempotently(
     db,
     collection,
     req,
+    res,
     body,
     (q) => insertRecord(q, collection, record),
     (created) => ({
@@ -49,16 +52,22 @@ export function createIdempotently(
   );
 }
 
+/** Whose keys a request uses: its principal's (a token's name, `jwt:<sub>`), or the open API's. */
+export function callerOf(res: Response): string {
+  return principalOf(res)?.name ?? OPEN_CALLER;
+}
+
 /**
  * Runs `write` (one statement or transaction on the Queryable it is given); with an
  * Idempotency-Key, at most once per key and body, its response (`stored`) committed with it.
- * Keys are kept per collection: a single create and a bulk create share them (their bodies differ,
- * so one key reused across them is a 422).
+ * Keys are kept per collection and caller: a single create and a bulk create share them (their
+ * bodies differ, so one key reused across them is a 422); two callers never do.
  */
 export async function writeIdempotently<T>(
   db: Db,
   collection: string,
   req: Request,
+  res: Response,
   body: unknown,
   write: (q: Queryable) => Promise<T>,
   stored: (result: T) => StoredResponse,
@@ -66,8 +75,9 @@ export async function writeIdempotently<T>(
   const key = req.get('idempotency-key');
   if (key === undefined) return { kind: 'created', row: await write(db) };
 
+  const scope: KeyScope = { collection, caller: callerOf(res), key };
   const hash = createHash('sha256').update(canonical(body)).digest('hex');
-  const claim = await claimKey(db, collection, key, hash);
+  const claim = await claimKey(db, scope, hash);
   const field = 'Idempotency-Key';
   if (claim.kind === 'running') {
     throw refused(409, 'A request with this Idempotency-Key is still running; retry later', 'a request with this key is still running');
@@ -89,13 +99,13 @@ export async function writeIdempotently<T>(
   try {
     const row = await db.transaction(async (trx) => {
       const result = await write(trx);
-      await completeKey(trx, collection, key, stored(result));
+      await completeKey(trx, scope, stored(result));
       return result;
     });
     return { kind: 'created', row };
   } catch (err) {
     // Released even after a conflict, so that the step, run again, can claim the key anew.
-    await retrying(() => releaseKey(db, collection, key)).catch(() => {});
+    await retrying(() => releaseKey(db, scope)).catch(() => {});
     throw err;
   }
 

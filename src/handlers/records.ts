@@ -186,7 +186,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
     async create(ctx, req, res) {
       const stamp = dbTimestamp();
       const record = { ...values(bodyOf(ctx), true), created_at: stamp, updated_at: stamp };
-      const created = await createIdempotently(db, c.name, req, bodyOf(ctx), record, serialize);
+      const created = await createIdempotently(db, c.name, req, res, bodyOf(ctx), record, serialize);
       if (created.kind !== 'created') return created.send(res);
       res.location(`/api/${c.name}/${created.row.id}/`);
       sendRecord(ctx, res, 201, created.row);

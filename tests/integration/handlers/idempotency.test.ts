@@ -2,8 +2,10 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../../src/app';
+import { newToken, type TokensFile } from '../../../src/auth/tokensFile';
 import { openDb } from '../../../src/db/connection';
-import { claimKey } from '../../../src/db/idempotency';
+import { claimKey, OPEN_CALLER } from '../../../src/db/idempotency';
+import { migrate, migrationSource } from '../../../src/db/migrations';
 import { dbTimestamp } from '../../../src/db/time';
 import { startTestApp, type TestApp, type TestResponse } from '../../helpers/app';
 import { assertMatchesContract } from '../../helpers/contract';
@@ -178,7 +180,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     const key = freshKey('running');
     const body = f.valid(next());
     // A request that claimed the key and has not finished (the claim is what a running create holds).
-    expect(await claimKey(app.database.db, name, key, bodyHash(body))).toEqual({ kind: 'claimed' });
+    expect(await claimKey(app.database.db, { collection: name, caller: OPEN_CALLER, key }, bodyHash(body))).toEqual({ kind: 'claimed' });
     const before = await count(f);
     const res = await post(f, body, key);
     expectKeyProblem(res, 409, 'Conflict');
@@ -317,6 +319,74 @@ describe('a create that fails gives the key up, so a retry runs it again', () =>
   });
 });
 
+// Two named tokens on an API of their own: each caller's keys are its own.
+describe('keys per caller', () => {
+  const posts = byName.posts;
+  const file: TokensFile = { version: 1, tokens: [] };
+  const tokens: Record<'alice' | 'bob', string> = { alice: '', bob: '' };
+  for (const name of ['alice', 'bob'] as const) {
+    const { entry, token } = newToken(name, ['*:read', '*:write']);
+    file.tokens.push(entry);
+    tokens[name] = token;
+  }
+  let withTokens: TestApp;
+  beforeAll(async () => {
+    withTokens = await startTestApp({ tokensFile: file });
+  }, 180_000);
+  afterAll(() => withTokens?.close());
+
+  const as = (who: keyof typeof tokens, key: string) => ({ authorization: `Bearer ${tokens[who]}`, 'idempotency-key': key });
+  const create = (who: keyof typeof tokens, body: unknown, key: string) =>
+    withTokens.request('POST', '/api/posts/', { body, headers: as(who, key) });
+  const bulk = (who: keyof typeof tokens, body: unknown[], key: string) =>
+    withTokens.request('POST', '/api/posts/bulk/', { body, headers: as(who, key) });
+  const stored = async () => {
+    const res = await withTokens.request('GET', '/api/posts/?page_size=1', { headers: { authorization: `Bearer ${tokens.alice}` } });
+    expect(res.status).toBe(200);
+    return res.body.count as number;
+  };
+
+  test('two callers with one key and one body each create their own record, and each replays its own', async () => {
+    const key = freshKey('callers');
+    const body = posts.valid(next());
+    const before = await stored();
+    const alice = await create('alice', body, key);
+    expectFirst(alice, posts);
+    const bob = await create('bob', body, key);
+    expectFirst(bob, posts);
+    expect(bob.body.id).not.toBe(alice.body.id);
+    expect(await stored()).toBe(before + 2);
+    expectReplayOf(await create('alice', body, key), alice);
+    expectReplayOf(await create('bob', body, key), bob);
+    expect(await stored()).toBe(before + 2);
+  });
+
+  test("another caller's key with another body is no 422: it is a key of its own", async () => {
+    const key = freshKey('callers-other');
+    const alice = await create('alice', posts.valid(next()), key);
+    expectFirst(alice, posts);
+    const body = posts.valid(next());
+    const bob = await create('bob', body, key);
+    expectFirst(bob, posts);
+    expect(bob.body).toMatchObject(body);
+  });
+
+  test('bulk creates keep keys per caller too', async () => {
+    const key = freshKey('callers-bulk');
+    const body = [posts.valid(next()), posts.valid(next())];
+    const before = await stored();
+    const alice = await bulk('alice', body, key);
+    const bob = await bulk('bob', body, key);
+    expect([alice.status, bob.status]).toEqual([201, 201]);
+    expect(bob.headers.get('idempotent-replayed')).toBeNull();
+    expect(bob.body.results.map((r: { id: number }) => r.id)).not.toEqual(alice.body.results.map((r: { id: number }) => r.id));
+    expect(await stored()).toBe(before + 4);
+    const again = await bulk('bob', body, key);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(bob.body);
+  });
+});
+
 test('keys are stored in the database: a restarted service replays them', async () => {
   // A database of its own, so that the first service can be shut down completely (pool included).
   const database = await createTestDatabase();
@@ -377,3 +447,31 @@ test('keys are stored in the database: a restarted service replays them', async 
   }
   // A database of its own, migrated from nothing: on a loaded CI machine that alone takes most of a minute.
 }, 180_000);
+
+// Migration 014 gave keys their caller; the keys stored before it are the open caller's, so an API
+// without tokens replays them as before. Stepped back and forth on this file's open API.
+test('keys stored before keys had callers belong to the open caller', async () => {
+  const db = app.database.db;
+  const f = byName.posts;
+  const key = freshKey('before-callers');
+  const body = f.valid(next());
+  const first = await post(f, body, key);
+  expectFirst(first, f);
+  // A token's key under the same name: the old unique key cannot hold both, so stepping back drops it.
+  await db('idempotency_keys').insert({
+    collection: f.name,
+    caller: 'alice',
+    idem_key: key,
+    request_hash: bodyHash(body),
+    state: 'running',
+    created_at: dbTimestamp(),
+  });
+  // By name: a collection added later has a migration after it.
+  await db.migrate.down({ migrationSource, tableName: 'knex_migrations', name: '20261129_014_idempotency_callers' });
+  expect(await db.schema.hasColumn('idempotency_keys', 'caller')).toBe(false);
+  expect(await db('idempotency_keys').where({ collection: f.name, idem_key: key }).count({ n: '*' })).toEqual([{ n: 1 }]);
+
+  await migrate(db);
+  expect(await db('idempotency_keys').where({ collection: f.name, idem_key: key }).select('caller')).toEqual([{ caller: OPEN_CALLER }]);
+  expectReplayOf(await post(f, body, key), first);
+});
