@@ -56,23 +56,27 @@ function isDuplicate(err: unknown): boolean {
 const where = (s: KeyScope) => ({ collection: s.collection, caller: s.caller, idem_key: s.key });
 
 /**
- * Claims the key for a request whose body hashes to `hash`. The claim is its own committed row,
- * so a second request with the key sees "running" instead of waiting on a lock.
+ * Claims the key for a request whose body hashes to `hash`. The claim is its own committed row, so
+ * a second request with the key sees "running" instead of waiting on a lock. The row is read
+ * before anything is written: on SQLite a write would wait for the file's lock, which a running
+ * twin in another process holds until it commits, and would then see "done" instead of "running".
  */
 export async function claimKey(db: Db, scope: KeyScope, hash: string): Promise<Claim> {
   const now = Date.now();
-  await db(TABLE)
-    .where('created_at', '<', dbTimestamp(now - KEEP_MS))
-    .delete();
+  const expired = dbTimestamp(now - KEEP_MS);
   for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      await db(TABLE).insert({ ...where(scope), request_hash: hash, state: 'running', created_at: dbTimestamp(now) });
-      return { kind: 'claimed' };
-    } catch (err) {
-      if (!isDuplicate(err)) throw err;
-    }
     const row = await db<KeyRow>(TABLE).where(where(scope)).first();
-    if (!row) continue; // released or expired meanwhile: claim again
+    if (!row || String(row.created_at) < expired) {
+      // Only a request that will write anyway clears the expired keys (its own included).
+      await db(TABLE).where('created_at', '<', expired).delete();
+      try {
+        await db(TABLE).insert({ ...where(scope), request_hash: hash, state: 'running', created_at: dbTimestamp(now) });
+        return { kind: 'claimed' };
+      } catch (err) {
+        if (!isDuplicate(err)) throw err;
+      }
+      continue; // claimed by a twin meanwhile: read it
+    }
     if (row.request_hash !== hash) return { kind: 'mismatch' };
     if (row.state === 'done') {
       return {

@@ -1927,7 +1927,7 @@ export interface components {
          * @description A unique field already has this value in another record (`errors` names the field; in a
          *     bulk create, as `[index].field`, the value being taken by a stored record or by one
          *     earlier in the batch), or a request with the same `Idempotency-Key` (from the same caller)
-         *     is still running.
+         *     is still running: retry after `Retry-After` seconds, and the first one's answer is replayed.
          *     Nothing was changed.
          */
         Conflict: {
@@ -1935,6 +1935,8 @@ export interface components {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                /** @description Only when a request with the same `Idempotency-Key` is still running, seconds to wait before retrying it. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -2194,9 +2196,9 @@ export interface components {
          * @description Makes the create safe to retry. A retry with the same key and the same body within 24
          *     hours answers the first response again (status, body, `Location`, with
          *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-         *     422; the same key while the first request is still running is 409. Keys are per
-         *     collection and per caller (the bearer token; one caller when the API has no tokens):
-         *     another token's request with the same key is a request of its own.
+         *     422; the same key while the first request is still running is 409 with `Retry-After`.
+         *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+         *     tokens): another token's request with the same key is a request of its own.
          */
         idempotency_key: string;
         /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2305,9 +2307,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per
-                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
-                 *     another token's request with the same key is a request of its own.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2774,9 +2776,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per
-                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
-                 *     another token's request with the same key is a request of its own.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -2926,9 +2928,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per
-                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
-                 *     another token's request with the same key is a request of its own.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -3407,9 +3409,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per
-                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
-                 *     another token's request with the same key is a request of its own.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -3561,9 +3563,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per
-                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
-                 *     another token's request with the same key is a request of its own.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -4050,9 +4052,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per
-                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
-                 *     another token's request with the same key is a request of its own.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -4196,9 +4198,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per
-                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
-                 *     another token's request with the same key is a request of its own.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -4661,9 +4663,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per
-                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
-                 *     another token's request with the same key is a request of its own.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -4827,9 +4829,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per
-                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
-                 *     another token's request with the same key is a request of its own.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
@@ -5350,9 +5352,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per
-                 *     collection and per caller (the bearer token; one caller when the API has no tokens):
-                 *     another token's request with the same key is a request of its own.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */

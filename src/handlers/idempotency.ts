@@ -22,6 +22,16 @@ export function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** Seconds a twin of a running request is told to wait: a create takes milliseconds. */
+export const RUNNING_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * Keys whose request is running in this process, per database, with their body's hash. SQLite's one
+ * connection would queue a twin behind the running create until it is done (and then replay it):
+ * checked first, a twin gets the 409 that the claim row gives it on MySQL and in other processes.
+ */
+const inFlight = new WeakMap<Db, Map<string, string>>();
+
 /**
  * Creates a record; with an Idempotency-Key, at most once per key and body. The record and the
  * stored response commit together, so a replay always describes a record that was created.
@@ -77,14 +87,29 @@ export async function writeIdempotently<T>(
 
   const scope: KeyScope = { collection, caller: callerOf(res), key };
   const hash = createHash('sha256').update(canonical(body)).digest('hex');
+  let running = inFlight.get(db);
+  if (!running) inFlight.set(db, (running = new Map<string, string>()));
+  const id = JSON.stringify([collection, scope.caller, key]);
+  const twin = running.get(id);
+  if (twin !== undefined) throw twin === hash ? stillRunning() : reusedKey();
+  running.set(id, hash);
+  try {
+    return await claimAndWrite(db, scope, hash, write, stored);
+  } finally {
+    running.delete(id);
+  }
+}
+
+async function claimAndWrite<T>(
+  db: Db,
+  scope: KeyScope,
+  hash: string,
+  write: (q: Queryable) => Promise<T>,
+  stored: (result: T) => StoredResponse,
+): Promise<Outcome<T>> {
   const claim = await claimKey(db, scope, hash);
-  const field = 'Idempotency-Key';
-  if (claim.kind === 'running') {
-    throw refused(409, 'A request with this Idempotency-Key is still running; retry later', 'a request with this key is still running');
-  }
-  if (claim.kind === 'mismatch') {
-    throw refused(422, 'This Idempotency-Key was used with a different request body', 'was used with a different request body');
-  }
+  if (claim.kind === 'running') throw stillRunning();
+  if (claim.kind === 'mismatch') throw reusedKey();
   if (claim.kind === 'done') {
     const { response } = claim;
     return {
@@ -108,8 +133,20 @@ export async function writeIdempotently<T>(
     await retrying(() => releaseKey(db, scope)).catch(() => {});
     throw err;
   }
+}
 
-  function refused(status: number, detail: string, message: string): HttpProblem {
-    return new HttpProblem(status, detail, [{ field, message }]);
-  }
+/** 409: a twin (same caller, collection and key) is still running; retrying later finds it done. */
+function stillRunning(): HttpProblem {
+  return new HttpProblem(
+    409,
+    'A request with this Idempotency-Key is still running; retry later',
+    [{ field: 'Idempotency-Key', message: 'a request with this key is still running' }],
+    { 'Retry-After': String(RUNNING_RETRY_AFTER_SECONDS) },
+  );
+}
+
+function reusedKey(): HttpProblem {
+  return new HttpProblem(422, 'This Idempotency-Key was used with a different request body', [
+    { field: 'Idempotency-Key', message: 'was used with a different request body' },
+  ]);
 }
