@@ -336,6 +336,49 @@ migrations['20261128_013_search_postings'] = {
   },
 };
 
+migrations['20261129_014_idempotency_callers'] = {
+  // Idempotency keys per caller (the principal's name; '' for an API without tokens), so that one
+  // token's key never replays or blocks another's create. The rows already there are given to ''
+  // (the open caller): they were stored without a caller, and on an API that had no tokens that is
+  // whose they are. On one with tokens, a retry across the upgrade runs its create again.
+  async up(db) {
+    if (isMysql(db)) {
+      // One statement: MySQL does not roll DDL back, so a start that dies midway leaves no half.
+      await db.raw(
+        "ALTER TABLE ?? ADD COLUMN caller VARCHAR(255) NOT NULL DEFAULT '' AFTER collection, DROP INDEX ??, ADD UNIQUE KEY ?? (collection, caller, idem_key)",
+        ['idempotency_keys', 'idempotency_keys_collection_key_unique', 'idempotency_keys_collection_caller_key_unique'],
+      );
+      return;
+    }
+    await db.schema.alterTable('idempotency_keys', (t) => {
+      t.string('caller', 255).notNullable().defaultTo('');
+    });
+    await db.schema.alterTable('idempotency_keys', (t) => {
+      t.dropUnique(['collection', 'idem_key'], 'idempotency_keys_collection_key_unique');
+      t.unique(['collection', 'caller', 'idem_key'], { indexName: 'idempotency_keys_collection_caller_key_unique' });
+    });
+  },
+  async down(db) {
+    // The open caller's keys fit the old unique key; the tokens' would clash with them and go.
+    await db('idempotency_keys').whereNot({ caller: '' }).delete();
+    if (isMysql(db)) {
+      await db.raw('ALTER TABLE ?? DROP INDEX ??, DROP COLUMN caller, ADD UNIQUE KEY ?? (collection, idem_key)', [
+        'idempotency_keys',
+        'idempotency_keys_collection_caller_key_unique',
+        'idempotency_keys_collection_key_unique',
+      ]);
+      return;
+    }
+    await db.schema.alterTable('idempotency_keys', (t) => {
+      t.dropUnique(['collection', 'caller', 'idem_key'], 'idempotency_keys_collection_caller_key_unique');
+    });
+    await db.raw('ALTER TABLE ?? DROP COLUMN caller', ['idempotency_keys']);
+    await db.schema.alterTable('idempotency_keys', (t) => {
+      t.unique(['collection', 'idem_key'], { indexName: 'idempotency_keys_collection_key_unique' });
+    });
+  },
+};
+
 migrations['20261207_015_text_nfc'] = {
   // Text is stored in Unicode NFC since this migration (src/lib/text.ts): rows written before are
   // rewritten to it, their version one higher; the search triggers index the new text.
@@ -373,6 +416,8 @@ const source: Knex.MigrationSource<string> = {
   getMigrationName: (name) => name,
   getMigration: (name) => Promise.resolve(migrations[name]),
 };
+/** The migrations as knex reads them, for tests that step one of them back (`migrate.down`). */
+export const migrationSource = source;
 
 const LOCK_WAIT_SECONDS = 60;
 

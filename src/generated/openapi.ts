@@ -1976,7 +1976,8 @@ export interface components {
         /**
          * @description A unique field already has this value in another record (`errors` names the field; in a
          *     bulk create, as `[index].field`, the value being taken by a stored record or by one
-         *     earlier in the batch), or a request with the same `Idempotency-Key` is still running.
+         *     earlier in the batch), or a request with the same `Idempotency-Key` (from the same caller)
+         *     is still running: retry after `Retry-After` seconds, and the first one's answer is replayed.
          *     Nothing was changed.
          */
         Conflict: {
@@ -1984,6 +1985,8 @@ export interface components {
                 "X-Request-Id": components["headers"]["X-Request-Id"];
                 RateLimit: components["headers"]["RateLimit"];
                 "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                /** @description Only when a request with the same `Idempotency-Key` is still running, seconds to wait before retrying it. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -2243,7 +2246,9 @@ export interface components {
          * @description Makes the create safe to retry. A retry with the same key and the same body within 24
          *     hours answers the first response again (status, body, `Location`, with
          *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-         *     422; the same key while the first request is still running is 409. Keys are per collection.
+         *     422; the same key while the first request is still running is 409 with `Retry-After`.
+         *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+         *     tokens): another token's request with the same key is a request of its own.
          */
         idempotency_key: string;
         /**
@@ -2361,7 +2366,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /**
@@ -2852,7 +2859,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /**
@@ -3010,7 +3019,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /**
@@ -3513,7 +3524,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /**
@@ -3673,7 +3686,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /**
@@ -4184,7 +4199,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /**
@@ -4336,7 +4353,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /**
@@ -4823,7 +4842,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /**
@@ -4995,7 +5016,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /**
@@ -5540,7 +5563,9 @@ export interface operations {
                  * @description Makes the create safe to retry. A retry with the same key and the same body within 24
                  *     hours answers the first response again (status, body, `Location`, with
                  *     `Idempotent-Replayed: true`) and creates nothing; the same key with a different body is
-                 *     422; the same key while the first request is still running is 409. Keys are per collection.
+                 *     422; the same key while the first request is still running is 409 with `Retry-After`.
+                 *     Keys are per collection and per caller (the bearer token; one caller when the API has no
+                 *     tokens): another token's request with the same key is a request of its own.
                  */
                 "Idempotency-Key"?: components["parameters"]["idempotency_key"];
                 /**

@@ -53,6 +53,7 @@ export function bulkHandlers(c: Collection, deps: HandlerDeps): Record<BulkVerb,
         db,
         c.name,
         req,
+        res,
         body,
         (q) => insertRecords(q, c.name, records, c.uniqueFields),
         (rows) =>

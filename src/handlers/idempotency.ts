@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { principalOf } from '../auth/middleware';
 import type { Db } from '../db/connection';
-import { claimKey, completeKey, releaseKey, type StoredResponse } from '../db/idempotency';
+import { claimKey, completeKey, type KeyScope, OPEN_CALLER, releaseKey, type StoredResponse } from '../db/idempotency';
 import { retrying } from '../db/retry';
 import { insertRecord, type Queryable, type Row, type Values } from '../db/records';
 import { etag } from '../http/conditional';
@@ -21,6 +22,16 @@ export function canonical(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** Seconds a twin of a running request is told to wait: a create takes milliseconds. */
+export const RUNNING_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * Keys whose request is running in this process, per database, with their body's hash. SQLite's one
+ * connection would queue a twin behind the running create until it is done (and then replay it):
+ * checked first, a twin gets the 409 that the claim row gives it on MySQL and in other processes.
+ */
+const inFlight = new WeakMap<Db, Map<string, string>>();
+
 /**
  * Creates a record; with an Idempotency-Key, at most once per key and body. The record and the
  * stored response commit together, so a replay always describes a record that was created.
@@ -31,6 +42,7 @@ export function createIdempotently(
   db: Db,
   collection: string,
   req: Request,
+  res: Response,
   body: unknown,
   record: Values,
   serialize: ((row: Row) => unknown) | undefined,
@@ -39,6 +51,7 @@ export function createIdempotently(
     db,
     collection,
     req,
+    res,
     body,
     (q) => insertRecord(q, collection, record),
     (created) => ({
@@ -50,16 +63,22 @@ export function createIdempotently(
   );
 }
 
+/** Whose keys a request uses: its principal's (a token's name, `jwt:<sub>`), or the open API's. */
+export function callerOf(res: Response): string {
+  return principalOf(res)?.name ?? OPEN_CALLER;
+}
+
 /**
  * Runs `write` (one statement or transaction on the Queryable it is given); with an
  * Idempotency-Key, at most once per key and body, its response (`stored`) committed with it.
- * Keys are kept per collection: a single create and a bulk create share them (their bodies differ,
- * so one key reused across them is a 422).
+ * Keys are kept per collection and caller: a single create and a bulk create share them (their
+ * bodies differ, so one key reused across them is a 422); two callers never do.
  */
 export async function writeIdempotently<T>(
   db: Db,
   collection: string,
   req: Request,
+  res: Response,
   body: unknown,
   write: (q: Queryable) => Promise<T>,
   stored: (result: T) => StoredResponse,
@@ -67,15 +86,31 @@ export async function writeIdempotently<T>(
   const key = req.get('idempotency-key');
   if (key === undefined) return { kind: 'created', row: await write(db) };
 
+  const scope: KeyScope = { collection, caller: callerOf(res), key };
   const hash = createHash('sha256').update(canonical(body)).digest('hex');
-  const claim = await claimKey(db, collection, key, hash);
-  const field = 'Idempotency-Key';
-  if (claim.kind === 'running') {
-    throw refused(409, 'A request with this Idempotency-Key is still running; retry later', 'a request with this key is still running');
+  let running = inFlight.get(db);
+  if (!running) inFlight.set(db, (running = new Map<string, string>()));
+  const id = JSON.stringify([collection, scope.caller, key]);
+  const twin = running.get(id);
+  if (twin !== undefined) throw twin === hash ? stillRunning() : reusedKey();
+  running.set(id, hash);
+  try {
+    return await claimAndWrite(db, scope, hash, write, stored);
+  } finally {
+    running.delete(id);
   }
-  if (claim.kind === 'mismatch') {
-    throw refused(422, 'This Idempotency-Key was used with a different request body', 'was used with a different request body');
-  }
+}
+
+async function claimAndWrite<T>(
+  db: Db,
+  scope: KeyScope,
+  hash: string,
+  write: (q: Queryable) => Promise<T>,
+  stored: (result: T) => StoredResponse,
+): Promise<Outcome<T>> {
+  const claim = await claimKey(db, scope, hash);
+  if (claim.kind === 'running') throw stillRunning();
+  if (claim.kind === 'mismatch') throw reusedKey();
   if (claim.kind === 'done') {
     const { response } = claim;
     return {
@@ -90,17 +125,29 @@ export async function writeIdempotently<T>(
   try {
     const row = await db.transaction(async (trx) => {
       const result = await write(trx);
-      await completeKey(trx, collection, key, stored(result));
+      await completeKey(trx, scope, stored(result));
       return result;
     });
     return { kind: 'created', row };
   } catch (err) {
     // Released even after a conflict, so that the step, run again, can claim the key anew.
-    await retrying(() => releaseKey(db, collection, key)).catch(() => {});
+    await retrying(() => releaseKey(db, scope)).catch(() => {});
     throw err;
   }
+}
 
-  function refused(status: number, detail: string, message: string): HttpProblem {
-    return new HttpProblem(status, detail, [{ field, message }]);
-  }
+/** 409: a twin (same caller, collection and key) is still running; retrying later finds it done. */
+function stillRunning(): HttpProblem {
+  return new HttpProblem(
+    409,
+    'A request with this Idempotency-Key is still running; retry later',
+    [{ field: 'Idempotency-Key', message: 'a request with this key is still running' }],
+    { 'Retry-After': String(RUNNING_RETRY_AFTER_SECONDS) },
+  );
+}
+
+function reusedKey(): HttpProblem {
+  return new HttpProblem(422, 'This Idempotency-Key was used with a different request body', [
+    { field: 'Idempotency-Key', message: 'was used with a different request body' },
+  ]);
 }

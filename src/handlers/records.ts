@@ -195,7 +195,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       const stamp = dbTimestamp();
       const record = { ...values(bodyOf(ctx), true), created_at: stamp, updated_at: stamp };
       const minimal = answerMinimal(req, res, c.name);
-      const created = await createIdempotently(db, c.name, req, bodyOf(ctx), record, minimal ? undefined : serialize);
+      const created = await createIdempotently(db, c.name, req, res, bodyOf(ctx), record, minimal ? undefined : serialize);
       if (created.kind !== 'created') return created.send(res);
       res.location(`/api/${c.name}/${created.row.id}/`);
       if (!minimal) return sendRecord(ctx, res, 201, created.row);

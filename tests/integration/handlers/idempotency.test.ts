@@ -2,12 +2,14 @@ import { createHash, randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../../../src/app';
-import { openDb } from '../../../src/db/connection';
-import { claimKey } from '../../../src/db/idempotency';
+import { newToken, type TokensFile } from '../../../src/auth/tokensFile';
+import { type Db, openDb } from '../../../src/db/connection';
+import { claimKey, OPEN_CALLER } from '../../../src/db/idempotency';
+import { migrate, migrationSource } from '../../../src/db/migrations';
 import { dbTimestamp } from '../../../src/db/time';
-import { startTestApp, type TestApp, type TestResponse } from '../../helpers/app';
+import { requester, type Requester, startTestApp, type TestApp, type TestResponse } from '../../helpers/app';
 import { assertMatchesContract } from '../../helpers/contract';
-import { createTestDatabase, dialect, dropTestDatabase } from '../../helpers/db';
+import { createTestDatabase, dialect, dropTestDatabase, pausingAfter, type TestDatabase } from '../../helpers/db';
 import { byName, fixtures, type Fixture } from '../../helpers/fixtures';
 
 let app: TestApp;
@@ -17,6 +19,11 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const HOUR = 60 * 60 * 1000;
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+/** Waits until `done()` holds, or `ms` have passed. */
+async function until(done: () => boolean, ms: number): Promise<void> {
+  for (const end = Date.now() + ms; !done() && Date.now() < end;) await sleep(10);
+}
 
 let serial = 0;
 const next = () => ++serial;
@@ -63,6 +70,14 @@ function expectReplayOf(res: TestResponse, first: TestResponse): void {
   expect(res.headers.get('location')).toBe(first.headers.get('location'));
   expect(res.headers.get('etag')).toBe(first.headers.get('etag'));
   expect(res.headers.get('idempotent-replayed')).toBe('true');
+}
+
+/** The 409 of a twin whose first request is still running: retry after a second, it is done by then. */
+function expectStillRunning(res: TestResponse): void {
+  expectKeyProblem(res, 409, 'Conflict');
+  expect(res.body.detail).toBe('A request with this Idempotency-Key is still running; retry later');
+  expect(res.headers.get('retry-after')).toBe('1');
+  expect(res.headers.get('idempotent-replayed')).toBeNull();
 }
 
 function expectKeyProblem(res: TestResponse, status: number, title: string): void {
@@ -177,11 +192,12 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   test('the same key while the first request is still running is 409, nothing created', async () => {
     const key = freshKey('running');
     const body = f.valid(next());
-    // A request that claimed the key and has not finished (the claim is what a running create holds).
-    expect(await claimKey(app.database.db, name, key, bodyHash(body))).toEqual({ kind: 'claimed' });
+    // A request that claimed the key and has not finished (the claim is what a running create holds,
+    // and all that another process running it shows).
+    expect(await claimKey(app.database.db, { collection: name, caller: OPEN_CALLER, key }, bodyHash(body))).toEqual({ kind: 'claimed' });
     const before = await count(f);
     const res = await post(f, body, key);
-    expectKeyProblem(res, 409, 'Conflict');
+    expectStillRunning(res);
     expect(await count(f)).toBe(before);
     // Still running for a retry too: the claim was neither taken over nor dropped.
     expectKeyProblem(await post(f, body, key), 409, 'Conflict');
@@ -317,6 +333,173 @@ describe('a create that fails gives the key up, so a retry runs it again', () =>
   });
 });
 
+// Two instances of the service with tokens on one database: `held` can stop its next write to posts
+// inside its transaction (the claim row committed, the record not yet), `other` is a pool of its own,
+// as another process or host would have.
+describe('keys per caller, and twins of a running request', () => {
+  const posts = byName.posts;
+  const file: TokensFile = { version: 1, tokens: [] };
+  const tokens: Record<'alice' | 'bob', string> = { alice: '', bob: '' };
+  for (const name of ['alice', 'bob'] as const) {
+    const { entry, token } = newToken(name, ['*:read', '*:write']);
+    file.tokens.push(entry);
+    tokens[name] = token;
+  }
+  let database: TestDatabase;
+  let otherDb: Db;
+  const servers: Server[] = [];
+  let held: Requester;
+  let other: Requester;
+
+  /** The next write to posts on `held` waits, inside its transaction, from `entered` to `release()`. */
+  type Hold = { entered: Promise<void>; release: () => void };
+  let armed: { enter: () => void; gate: Promise<void> } | undefined;
+  function armHold(): Hold {
+    let release!: () => void;
+    let enter!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const entered = new Promise<void>((r) => (enter = r));
+    armed = { enter, gate };
+    return { entered, release };
+  }
+
+  async function serve(db: Db): Promise<Requester> {
+    const express = await createApp({ db, bodyLimit: 1024 * 1024, fallbackHost: 'localhost', tokensFile: file });
+    const server: Server = await new Promise((resolve) => {
+      const s = express.listen(0, '127.0.0.1', () => resolve(s));
+    });
+    servers.push(server);
+    return requester(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  }
+
+  beforeAll(async () => {
+    database = await createTestDatabase();
+    const paused = pausingAfter(database.db, 'posts', async () => {
+      const hold = armed;
+      if (!hold) return;
+      armed = undefined;
+      hold.enter();
+      // Released by the test; after 5 s regardless, so that a failing test ends.
+      await Promise.race([hold.gate, sleep(5000)]);
+    });
+    held = await serve(paused.db);
+    otherDb = openDb(database.config);
+    other = await serve(otherDb);
+  }, 180_000);
+  afterAll(async () => {
+    for (const s of servers) {
+      s.closeAllConnections();
+      await new Promise((resolve) => s.close(resolve));
+    }
+    await otherDb?.destroy();
+    await database?.drop();
+  });
+
+  const as = (who: keyof typeof tokens, key: string) => ({ authorization: `Bearer ${tokens[who]}`, 'idempotency-key': key });
+  const create = (on: Requester, who: keyof typeof tokens, body: unknown, key: string) =>
+    on('POST', '/api/posts/', { body, headers: as(who, key) });
+  const bulk = (on: Requester, who: keyof typeof tokens, body: unknown[], key: string) =>
+    on('POST', '/api/posts/bulk/', { body, headers: as(who, key) });
+  const stored = async () => {
+    const res = await other('GET', '/api/posts/?page_size=1', { headers: { authorization: `Bearer ${tokens.alice}` } });
+    expect(res.status).toBe(200);
+    return res.body.count as number;
+  };
+
+  test('two callers with one key and one body each create their own record, and each replays its own', async () => {
+    const key = freshKey('callers');
+    const body = posts.valid(next());
+    const before = await stored();
+    const alice = await create(other, 'alice', body, key);
+    expectFirst(alice, posts);
+    const bob = await create(other, 'bob', body, key);
+    expectFirst(bob, posts);
+    expect(bob.body.id).not.toBe(alice.body.id);
+    expect(await stored()).toBe(before + 2);
+    expectReplayOf(await create(other, 'alice', body, key), alice);
+    expectReplayOf(await create(other, 'bob', body, key), bob);
+    expect(await stored()).toBe(before + 2);
+  });
+
+  test("another caller's key with another body is no 422: it is a key of its own", async () => {
+    const key = freshKey('callers-other');
+    const alice = await create(other, 'alice', posts.valid(next()), key);
+    expectFirst(alice, posts);
+    const body = posts.valid(next());
+    const bob = await create(other, 'bob', body, key);
+    expectFirst(bob, posts);
+    expect(bob.body).toMatchObject(body);
+  });
+
+  test('bulk creates keep keys per caller too', async () => {
+    const key = freshKey('callers-bulk');
+    const body = [posts.valid(next()), posts.valid(next())];
+    const before = await stored();
+    const alice = await bulk(other, 'alice', body, key);
+    const bob = await bulk(other, 'bob', body, key);
+    expect([alice.status, bob.status]).toEqual([201, 201]);
+    expect(bob.headers.get('idempotent-replayed')).toBeNull();
+    expect(bob.body.results.map((r: { id: number }) => r.id)).not.toEqual(alice.body.results.map((r: { id: number }) => r.id));
+    expect(await stored()).toBe(before + 4);
+    const again = await bulk(other, 'bob', body, key);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    expect(again.body).toEqual(bob.body);
+  });
+
+  const sends: [string, { send: (on: Requester, body: Record<string, unknown>, key: string) => Promise<TestResponse> }][] = [
+    ['creates', { send: (on, body, key) => create(on, 'alice', body, key) }],
+    ['bulk creates', { send: (on, body, key) => bulk(on, 'alice', [body], key) }],
+  ];
+  test.each(sends)(
+    `8 %s at once with one key: one 201, seven 409 with Retry-After; a later one replays (${dialect})`,
+    async (_n, { send }) => {
+      const key = freshKey('twins');
+      const body = posts.valid(next());
+      const before = await stored();
+      const { entered, release } = armHold();
+      const answered: TestResponse[] = [];
+      const sent = Array.from({ length: 8 }, () => send(held, body, key).then((r) => (answered.push(r), r)));
+      // The first to claim the key stays inside its write until the seven others are answered (or 3 s
+      // pass: without the in-process check, SQLite queues them behind it, to replay it once it is done).
+      await entered;
+      await until(() => answered.length >= 7, 3000);
+      release();
+      const results = await Promise.all(sent);
+      const created = results.filter((r) => r.status === 201);
+      expect({ created: created.length, running: results.filter((r) => r.status === 409).length }).toEqual({ created: 1, running: 7 });
+      expect(created[0].headers.get('idempotent-replayed')).toBeNull();
+      for (const r of results) if (r !== created[0]) expectStillRunning(r);
+      expect(await stored()).toBe(before + 1);
+      // Once it is done, the same request is its replay, on either instance.
+      for (const on of [held, other]) {
+        const again = await send(on, body, key);
+        expect([again.status, again.headers.get('idempotent-replayed'), again.body]).toEqual([201, 'true', created[0].body]);
+      }
+    },
+  );
+
+  test(`twins at another instance get 409 from the claim row, and another caller is not held up (${dialect})`, async () => {
+    const key = freshKey('twins-elsewhere');
+    const body = posts.valid(next());
+    const before = await stored();
+    const { entered, release } = armHold();
+    const first = create(held, 'alice', body, key);
+    await entered;
+    // Another instance reads the claim without writing: on SQLite a write would wait for the file's
+    // lock, which the first holds until it commits.
+    const twins = Array.from({ length: 7 }, () => create(other, 'alice', body, key));
+    await Promise.race([Promise.all(twins), sleep(3000)]);
+    // Bob's key is his own: his create runs (on SQLite once the one connection is free).
+    const bob = create(held, 'bob', body, key);
+    release();
+    for (const r of await Promise.all(twins)) expectStillRunning(r);
+    expectFirst(await first, posts);
+    expectFirst(await bob, posts);
+    expect(await stored()).toBe(before + 2);
+    expectReplayOf(await create(other, 'alice', body, key), await first);
+  });
+});
+
 test('keys are stored in the database: a restarted service replays them', async () => {
   // A database of its own, so that the first service can be shut down completely (pool included).
   const database = await createTestDatabase();
@@ -377,3 +560,31 @@ test('keys are stored in the database: a restarted service replays them', async 
   }
   // A database of its own, migrated from nothing: on a loaded CI machine that alone takes most of a minute.
 }, 180_000);
+
+// Migration 014 gave keys their caller; the keys stored before it are the open caller's, so an API
+// without tokens replays them as before. Stepped back and forth on this file's open API.
+test('keys stored before keys had callers belong to the open caller', async () => {
+  const db = app.database.db;
+  const f = byName.posts;
+  const key = freshKey('before-callers');
+  const body = f.valid(next());
+  const first = await post(f, body, key);
+  expectFirst(first, f);
+  // A token's key under the same name: the old unique key cannot hold both, so stepping back drops it.
+  await db('idempotency_keys').insert({
+    collection: f.name,
+    caller: 'alice',
+    idem_key: key,
+    request_hash: bodyHash(body),
+    state: 'running',
+    created_at: dbTimestamp(),
+  });
+  // By name: a collection added later has a migration after it.
+  await db.migrate.down({ migrationSource, tableName: 'knex_migrations', name: '20261129_014_idempotency_callers' });
+  expect(await db.schema.hasColumn('idempotency_keys', 'caller')).toBe(false);
+  expect(await db('idempotency_keys').where({ collection: f.name, idem_key: key }).count({ n: '*' })).toEqual([{ n: 1 }]);
+
+  await migrate(db);
+  expect(await db('idempotency_keys').where({ collection: f.name, idem_key: key }).select('caller')).toEqual([{ caller: OPEN_CALLER }]);
+  expectReplayOf(await post(f, body, key), first);
+});
