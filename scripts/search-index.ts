@@ -1,12 +1,12 @@
 // `npm run search-index`: on MySQL, indexes every record the word index lists as pending (search
 // stays exact meanwhile, only slower; each batch is one transaction) and chooses the dense words;
 // on SQLite, removes from the token vocabulary the tokens no record holds any more.
+import { migrate } from '../src/schema';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { collectionNamed, collections } from '../src/collections';
 import { ConfigError, databaseWhere, loadConfig } from '../src/config';
 import { openDb } from '../src/db/connection';
-import { migrate } from '../src/db/migrations';
 import { maintainIndex } from '../src/search';
 import { oneLine, unusable } from './lib/failure';
 

@@ -17,7 +17,7 @@ import { dispatch } from './http/dispatch';
 import { errorHandler } from './http/errors';
 import { securityHeaders } from './http/headers';
 import { hostRequired } from './http/host';
-import { compileResponses } from './http/json';
+import { compileResponses } from './handlers/json';
 import { createMetrics } from './http/metrics';
 import { requestContext } from './http/requestContext';
 import { routeTable } from './http/routes';

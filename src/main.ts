@@ -1,8 +1,8 @@
+import { migrateDatabase } from './schema';
 import { createApp } from './app';
 import { inWorker, reportReady, reportStartFailure, superviseWorkers, workerId } from './cluster';
 import { type Config, ConfigError, databaseWhere, loadConfig } from './config';
 import { withQueryTimeout, ensureMysqlDatabase, openDb } from './db/connection';
-import { migrateDatabase } from './db/migrations';
 import { createSearch, keepIndex, searchLimits } from './search';
 import { listen } from './http/server';
 import { createLogger, flushLogs, type Logger } from './logger';

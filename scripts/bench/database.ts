@@ -1,8 +1,8 @@
 // The benchmark's databases: one per row count, seeded once and reused while it still holds
 // exactly the generated posts. Rows that a run's create scenario adds are removed again.
+import { migrate } from '../../src/schema';
 import { parseDatabaseUrl } from '../../src/config';
 import { ensureMysqlDatabase, openDb, type Db } from '../../src/db/connection';
-import { migrate } from '../../src/db/migrations';
 import { rowSource, type Value } from '../seed/data';
 import { DEFAULT_SEED, rowCount, seedCollection } from '../seed/index';
 import { progressBar } from '../seed/progress';

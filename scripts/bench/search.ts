@@ -2,8 +2,8 @@
 // (corpus.ts), timed one client at a time in process (the database work, not HTTP): page 1 with
 // its count as the list handler runs it, through the index where the database has one, and the
 // scan of the same terms (the baseline), whose count must agree.
+import { listRecords, seekRecords } from '../../src/handlers/pages';
 import type { Db } from '../../src/db/connection';
-import { listRecords, seekRecords } from '../../src/db/records';
 import type { OrderKey } from '../../src/db/order';
 import { applySearch, createSearch, foldCollation, parseSearch } from '../../src/search';
 import { vocabulary } from './corpus';

@@ -3,6 +3,7 @@
 // of its own when that database does not hold it; then each scenario runs one client at a time
 // in process against the scan (the baseline, whose count must agree), and over HTTP against the
 // built service under 16 connections (32 for terms in over 1% of the rows), as the targets say.
+import { migrate } from '../../src/schema';
 import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
@@ -12,7 +13,6 @@ import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import { parseDatabaseUrl } from '../../src/config';
 import { ensureMysqlDatabase, isMysql, openDb, type Db } from '../../src/db/connection';
-import { migrate } from '../../src/db/migrations';
 import { indexUpToDate } from '../../src/search';
 import { rowCount } from '../seed/index';
 import { corpusPosts } from './corpus';

@@ -5,6 +5,7 @@
 // flat (end at most 10% above the middle), no 5xx, no descriptor growth, and SIGTERM ending the
 // service with exit 0 in seconds while those connections are open. The report says whether each
 // was met; a 5xx, a slow or failed stop, or a harness failure exits 1.
+import { migrate } from '../../src/schema';
 import { readdirSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { connect, type Socket } from 'node:net';
@@ -12,7 +13,6 @@ import { cpus, loadavg, release, totalmem } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { parseDatabaseUrl } from '../../src/config';
 import { ensureMysqlDatabase, isMysql, openDb, type Db } from '../../src/db/connection';
-import { migrate } from '../../src/db/migrations';
 import { rowCount, seedCollection } from '../seed/index';
 import type { BenchOptions } from './options';
 import { ROOT, startServer } from './servers';

@@ -1,13 +1,13 @@
+import { walkSnapshot } from '../../src/handlers/pages';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import type { Writable } from 'node:stream';
 import { type Collection, collectionNamed } from '../../src/collections';
 import { type DatabaseConfig, databaseWhere } from '../../src/config';
 import { type Db, DEFAULT_POOL, openDb } from '../../src/db/connection';
-import { walkSnapshot } from '../../src/db/walk';
 import { createSearch } from '../../src/search';
 import { recordSerializer, writeFields } from '../../src/handlers/serialize';
-import { csvLine, ndjsonLine } from '../../src/http/export';
+import { csvLine, ndjsonLine } from '../../src/handlers/export';
 import { loadSpec } from '../../src/spec';
 import { notSetUp, unusable } from '../lib/failure';
 

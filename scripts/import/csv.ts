@@ -1,9 +1,9 @@
-// Reads the CSV that an export writes (src/http/export.ts, csvField) back into the bodies an
+// Reads the CSV that an export writes (src/handlers/export.ts, csvField) back into the bodies an
 // NDJSON import takes: RFC 4180 records, a chunk of text at a time, typed by the collection's
 // write schema. No I/O here: the import feeds it the file's text (lines.ts, utf8Text).
 import type { OpenAPIV3 } from 'openapi-types';
 import { isSetByService, pointer } from '../../src/spec';
-import type { FieldError } from '../../src/http/problem';
+import type { FieldError } from '../../src/problems';
 
 export interface CsvCell {
   text: string;

@@ -1,10 +1,10 @@
 // Imports an NDJSON or CSV file into one collection: every record is checked first (nothing is
 // written when one is bad), then all rows go in one transaction.
+import { migrate } from '../../src/schema';
 import { extname } from 'node:path';
 import { type Collection, collectionNamed } from '../../src/collections';
 import { type Db } from '../../src/db/connection';
 import { indexLoaded } from '../../src/search';
-import { migrate } from '../../src/db/migrations';
 import { dbTimestamp } from '../../src/db/time';
 import { loadSpec } from '../../src/spec';
 import { type ColumnType, columnTypes, CsvParser, CsvRecordTooLong, type CsvRow, CsvSyntaxError, csvDecoder } from './csv';

@@ -8,7 +8,7 @@ import type { Collection } from '../../src/collections';
 import { writeFields } from '../../src/handlers/serialize';
 import { fieldErrors, malformedStrings } from '../../src/http/validation';
 import { toNfc } from '../../src/lib/text';
-import type { FieldError } from '../../src/http/problem';
+import type { FieldError } from '../../src/problems';
 
 const TIMESTAMPS = ['created_at', 'updated_at'] as const;
 

@@ -1,6 +1,6 @@
+import { migrate } from '../../src/schema';
 import { type Db, isMysql } from '../../src/db/connection';
 import { recount } from '../../src/db/counts';
-import { migrate } from '../../src/db/migrations';
 import { emptyIndex, indexLoaded } from '../../src/search';
 import { type CollectionName, rowSource } from './data';
 import { loadRows, type LoadOptions } from './load';

@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Operation } from 'openapi-backend';
-import { HttpProblem } from '../http/problem';
+import { HttpProblem } from '../problems';
 import type { Authenticator, Principal } from '.';
 import { grants } from './scopes';
 

@@ -5,8 +5,7 @@ import type { Connection as MysqlConnection } from 'mysql2';
 import type { DatabaseConfig, PoolConfig } from '../config';
 import { makeFolder } from '../lib/makeFolder';
 import { within } from '../lib/within';
-// Not through the search module's index, which needs this file: these functions need nothing.
-import { registerSqliteSearchFunctions } from '../search/sqlFunctions';
+import { registerSqliteFunctions } from './sqliteFunctions';
 import { keepPrepared } from './prepared';
 import { ThreadedSqliteClient } from './sqliteThread';
 
@@ -82,7 +81,7 @@ export function openDb(config: DatabaseConfig, pool: PoolConfig = DEFAULT_POOL, 
             conn.pragma('busy_timeout = 5000');
             conn.pragma('foreign_keys = ON');
             keepPrepared(conn);
-            registerSqliteSearchFunctions(conn);
+            registerSqliteFunctions(conn);
             done(null, conn);
           } catch (err) {
             done(err as Error, conn);

@@ -5,9 +5,9 @@ import { type Db, type DbLog, DEFAULT_POOL, isMysql, openDb } from './connection
 import { withMigrationLease } from './lease';
 import { orderIndexName } from './order';
 import { retrying } from './retry';
-import { searchSchema } from '../search';
 import { BULK_COUNT_SLOT, recount } from './counts';
 import {
+  type RecordTableParts,
   addBulkCounterRow,
   addCounterRows,
   addCountTriggers,
@@ -18,24 +18,17 @@ import {
 } from './tables';
 import { collectionNamed, collections } from '../collections';
 
-const {
-  addDenseWords,
-  addPostings,
-  addRemovalsRow,
-  addWordGrams,
-  addWordIndex,
-  indexTable,
-  mysqlDropStatements,
-  mysqlGramDropStatements,
-  remakeDocs,
-  REMOVALS,
-  sqliteIndexStatements,
-  sqliteTokenDropStatements,
-  sqliteTokenStatements,
-  wordTables,
-} = searchSchema;
+/**
+ * What the schema holds beside the records' own tables, given by its owner (src/schema.ts puts
+ * search's in): migrations of its own, keyed as these are, and what a new record table needs.
+ */
+export interface SchemaParts {
+  migrations: Readonly<Record<string, Migration>>;
+  recordTable: RecordTableParts;
+}
 
-type Migration = { up(db: Knex): Promise<void>; down(db: Knex): Promise<void> };
+/** A migration; `parts` are the schema's other parts, for one that makes a record table. */
+export type Migration = { up(db: Knex, parts: SchemaParts): Promise<void>; down(db: Knex, parts: SchemaParts): Promise<void> };
 
 /** Common columns; MySQL tables are utf8mb4 with a binary collation, as SQLite compares text. */
 function recordTable(db: Knex, name: string, columns: (t: Knex.CreateTableBuilder, mysql: boolean) => void) {
@@ -61,7 +54,7 @@ export const RECORD_TABLES = ['posts', 'products', 'books', 'users', 'tasks'];
  * Their declarations. Migrations 005 to 007 index these only: a later collection's table does not
  * exist yet when they run, and its own migration indexes it (createRecordTable).
  */
-const FIRST_COLLECTIONS = collections.filter((c) => RECORD_TABLES.includes(c.name));
+export const FIRST_COLLECTIONS = collections.filter((c) => RECORD_TABLES.includes(c.name));
 
 /**
  * The migration of a collection declared after the first five: its table, counters, triggers and
@@ -69,7 +62,10 @@ const FIRST_COLLECTIONS = collections.filter((c) => RECORD_TABLES.includes(c.nam
  */
 export function recordTableMigration(name: string): Migration {
   const declared = () => collectionNamed(name, (m) => new Error(`the migration of ${name}: ${m}`));
-  return { up: (db) => createRecordTable(db, declared()), down: (db) => dropRecordTable(db, name) };
+  return {
+    up: (db, parts) => createRecordTable(db, declared(), parts.recordTable),
+    down: (db, parts) => dropRecordTable(db, name, parts.recordTable),
+  };
 }
 
 const migrations: Record<string, Migration> = {
@@ -184,126 +180,6 @@ migrations['20261122_004_count_triggers'] = {
   },
 };
 
-migrations['20261123_005_search_index'] = {
-  // SQLite: a trigram index of each table's search fields (src/search/sqlite/trigramIndex.ts), filled from the rows
-  // already there and kept by triggers. MySQL keeps scanning here; see src/search/plan.ts.
-  async up(db) {
-    if (isMysql(db)) return;
-    for (const c of FIRST_COLLECTIONS) {
-      for (const sql of sqliteIndexStatements(c.name, c.searchFields)) await db.raw(sql);
-    }
-  },
-  async down(db) {
-    if (isMysql(db)) return;
-    for (const table of RECORD_TABLES) {
-      for (const event of ['insert', 'delete', 'update']) await db.raw(`DROP TRIGGER IF EXISTS "${indexTable(table)}_${event}"`);
-      await db.raw(`DROP TABLE IF EXISTS "${indexTable(table)}"`);
-    }
-  },
-};
-
-migrations['20261123_006_word_index'] = {
-  // MySQL: the word index (src/search/mysql/wordIndex.ts); the rows already there are left pending (searched by
-  // scan) until `npm run search-index` indexes them. SQLite has its trigram index since 005.
-  async up(db) {
-    if (!isMysql(db)) return;
-    for (const c of FIRST_COLLECTIONS) await addWordIndex(db, c.name, c.searchFields);
-  },
-  async down(db) {
-    if (!isMysql(db)) return;
-    for (const table of RECORD_TABLES) for (const sql of mysqlDropStatements(table)) await db.raw(sql);
-  },
-};
-
-migrations['20261123_007_word_grams'] = {
-  // MySQL: the vocabulary's trigrams (src/search/mysql/wordIndex.ts), so that a term's words are found by a few
-  // index probes instead of a scan of every word; filled here for the words already there.
-  async up(db) {
-    if (!isMysql(db)) return;
-    for (const c of FIRST_COLLECTIONS) await addWordGrams(db, c.name);
-  },
-  async down(db) {
-    if (!isMysql(db)) return;
-    for (const table of RECORD_TABLES) for (const sql of mysqlGramDropStatements(table)) await db.raw(sql);
-  },
-};
-
-migrations['20261124_008_own_doc_ids'] = {
-  // MySQL: the docs tables made again with doc ids of their own, and a delete trigger that leaves
-  // the record pending (docs/adr/0011-word-index-own-codes.md). Every record is pending until the
-  // indexer, or `npm run search-index`, has indexed it again.
-  async up(db) {
-    if (!isMysql(db)) return;
-    for (const table of RECORD_TABLES) await remakeDocs(db, table);
-  },
-  async down(db) {
-    if (!isMysql(db)) return;
-    // As migration 006 made them.
-    for (const table of RECORD_TABLES) {
-      const { docs, pending } = wordTables(table);
-      await db.raw('DROP TRIGGER IF EXISTS ??', [`${table}_search_delete`]);
-      await db.raw('DROP TABLE IF EXISTS ??', [docs]);
-      await db.raw(
-        'CREATE TABLE ?? (id BIGINT UNSIGNED NOT NULL PRIMARY KEY, codes LONGTEXT NOT NULL, FULLTEXT KEY ?? (codes)) ' +
-          'ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin',
-        [docs, `${docs}_codes`],
-      );
-      await db.raw(
-        'CREATE TRIGGER ?? AFTER DELETE ON ?? FOR EACH ROW BEGIN DELETE FROM ?? WHERE id = OLD.id; DELETE FROM ?? WHERE id = OLD.id; END',
-        [`${table}_search_delete`, table, docs, pending],
-      );
-      await db.raw('INSERT IGNORE INTO ?? (id) SELECT id FROM ??', [pending, table]);
-    }
-  },
-};
-
-migrations['20261125_009_search_removals'] = {
-  // MySQL: how many transactions removed docs rows, per table (src/search/mysql/wordIndex.ts, REMOVALS), so that a
-  // search knows when one committed while it ran; a table without its row counts from 0.
-  async up(db) {
-    if (!isMysql(db)) return;
-    await db.schema.createTable(REMOVALS, (t) => {
-      t.string('table_name', 64).primary();
-      t.bigInteger('n').unsigned().notNullable().defaultTo(0);
-    });
-    for (const table of RECORD_TABLES) await addRemovalsRow(db, table);
-  },
-  async down(db) {
-    if (!isMysql(db)) return;
-    await db.schema.dropTableIfExists(REMOVALS);
-  },
-};
-
-migrations['20261125_010_dense_words'] = {
-  // MySQL: the words nearly every record holds, and per word the records without it
-  // (src/search/mysql/denseWords.ts), so that a term in most records is counted without reading their text. Empty
-  // until chosen (seed, import, `npm run search-index`, the service's indexer).
-  async up(db) {
-    if (!isMysql(db)) return;
-    for (const table of RECORD_TABLES) await addDenseWords(db, table);
-  },
-  async down(db) {
-    if (!isMysql(db)) return;
-    for (const table of RECORD_TABLES) {
-      const { dense, without } = wordTables(table);
-      await db.schema.dropTableIfExists(without);
-      await db.schema.dropTableIfExists(dense);
-    }
-  },
-};
-
-migrations['20261127_011_token_index'] = {
-  // SQLite: the token index beside the trigram index (src/search/sqlite/tokens.ts), filled from the rows already there.
-  async up(db) {
-    if (isMysql(db)) return;
-    for (const c of FIRST_COLLECTIONS) for (const sql of sqliteTokenStatements(c.name, c.searchFields)) await db.raw(sql);
-  },
-  async down(db) {
-    if (isMysql(db)) return;
-    for (const table of RECORD_TABLES) for (const sql of sqliteTokenDropStatements(table)) await db.raw(sql);
-  },
-};
-
 migrations['20261128_012_bulk_count_slot'] = {
   // MySQL: a counter row per table for bulk loads, and triggers that use it when the session
   // says so (tables.ts), so that a load's open transaction holds no row the service's creates need.
@@ -320,19 +196,6 @@ migrations['20261128_012_bulk_count_slot'] = {
       await recount(db, table);
       await db('record_counts').where({ table_name: table, slot: BULK_COUNT_SLOT }).delete();
     }
-  },
-};
-
-migrations['20261128_013_search_postings'] = {
-  // MySQL: per word and block of ids, the records holding it (src/search/mysql/postingsTable.ts), filled
-  // from the docs rows, so that a search counts its matches without InnoDB FULLTEXT visiting them.
-  async up(db) {
-    if (!isMysql(db)) return;
-    for (const table of RECORD_TABLES) await addPostings(db, table, wordTables(table).docs);
-  },
-  async down(db) {
-    if (!isMysql(db)) return;
-    for (const table of RECORD_TABLES) await db.schema.dropTableIfExists(wordTables(table).postings);
   },
 };
 
@@ -411,13 +274,15 @@ async function textToNfc(db: Knex, table: string): Promise<void> {
   }
 }
 
-const source: Knex.MigrationSource<string> = {
-  getMigrations: () => Promise.resolve(Object.keys(migrations).sort()),
-  getMigrationName: (name) => name,
-  getMigration: (name) => Promise.resolve(migrations[name]),
-};
-/** The migrations as knex reads them, for tests that step one of them back (`migrate.down`). */
-export const migrationSource = source;
+/** The migrations as knex reads them: these and `parts`', in the order of their keys. */
+export function migrationSource(parts: SchemaParts): Knex.MigrationSource<string> {
+  const all: Record<string, Migration> = { ...migrations, ...parts.migrations };
+  return {
+    getMigrations: () => Promise.resolve(Object.keys(all).sort()),
+    getMigrationName: (name) => name,
+    getMigration: (name) => Promise.resolve({ up: (db: Knex) => all[name].up(db, parts), down: (db: Knex) => all[name].down(db, parts) }),
+  };
+}
 
 const LOCK_WAIT_SECONDS = 60;
 
@@ -425,17 +290,17 @@ const LOCK_WAIT_SECONDS = 60;
  * Brings the schema up to date, safely when several instances start at once (a lease row on MySQL,
  * retries on SQLite), on a pool of its own that the query timeout cannot cut short.
  */
-export async function migrateDatabase(config: DatabaseConfig, log?: DbLog): Promise<void> {
+export async function migrateDatabase(config: DatabaseConfig, parts: SchemaParts, log?: DbLog): Promise<void> {
   const db = openDb(config, DEFAULT_POOL, log);
   try {
-    await migrate(db);
+    await migrate(db, parts);
   } finally {
     await db.destroy();
   }
 }
 
-export async function migrate(db: Db): Promise<void> {
-  const config = { migrationSource: source, tableName: 'knex_migrations' };
+export async function migrate(db: Db, parts: SchemaParts): Promise<void> {
+  const config = { migrationSource: migrationSource(parts), tableName: 'knex_migrations' };
   if (!isMysql(db)) {
     // SQLite runs every migration and knex's lock flag in one transaction: a flag found set outside
     // one is stale, so it is cleared first; a migration running now holds the write lock, so the

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { recordsWritten, type Search } from '../search';
 import { type Db, inTransaction, isMysql } from './connection';
 import { countAll } from './counts';
 import { applyFilters } from './filters';
@@ -21,12 +20,24 @@ import { compiledRows, PARAM } from './statements';
 
 export type { ListRequest, ListResult, Queryable, Row, SeekRequest, TableSpec, Values };
 
+/** What is told of every write of records: the writer and the table (search keeps its index by it). */
+export type WriteListener = (db: Queryable, table: string) => void;
+const writeListeners: WriteListener[] = [];
+
+/** Calls `listener` after each write of records, in the writer's turn (not for bulk loads). */
+export function onRecordsWritten(listener: WriteListener): void {
+  writeListeners.push(listener);
+}
+
+function recordsWritten(db: Queryable, table: string): void {
+  for (const listener of writeListeners) listener(db, table);
+}
+
 /**
- * The list pipeline's database steps: filter, order, paginate (serializing is the caller's). A
- * list with search terms is the search module's to answer.
+ * The list pipeline's database steps without search: filter, order, paginate (serializing is the
+ * caller's). The list code (src/handlers/pages.ts) hands a list with search terms to search.
  */
-export async function listRecords(pool: Db, spec: TableSpec, request: ListRequest, search: Search): Promise<ListResult> {
-  if (request.terms.length) return search.list(pool, spec, request);
+export async function listRows(pool: Db, spec: TableSpec, request: ListRequest): Promise<ListResult> {
   const filtered = () => withFilters(pool(spec.table), request.filters);
   const count = request.filters.length ? await countRows(filtered()) : await countAll(pool, spec.table);
   const offset = (request.page - 1) * request.pageSize;
@@ -40,8 +51,7 @@ export async function listRecords(pool: Db, spec: TableSpec, request: ListReques
  * Cursor pagination's query: filter, then seek past the boundary with an index-friendly
  * condition instead of an OFFSET. Rows come in the order's direction even when walking back.
  */
-export async function seekRecords(pool: Db, spec: TableSpec, request: SeekRequest, search: Search): Promise<Row[]> {
-  if (request.terms.length) return search.seek(pool, spec, request);
+export async function seekRows(pool: Db, spec: TableSpec, request: SeekRequest): Promise<Row[]> {
   const order = request.backward ? reversed(request.order) : request.order;
   let found: Row[];
   if (!request.filters.length && !request.after) {

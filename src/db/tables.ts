@@ -5,7 +5,6 @@ import { clientProperties, loadSpec } from '../spec';
 import { isMysql } from './connection';
 import { BULK_COUNT_SLOT, COUNT_SLOT_VARIABLE, COUNT_SLOTS } from './counts';
 import { orderIndexName } from './order';
-import { searchSchema } from '../search';
 
 /** The largest value of an INT column (MySQL's and SQLite's integers both hold it). */
 const INT_MAX = 2_147_483_647;
@@ -80,12 +79,24 @@ function addColumn(t: Knex.CreateTableBuilder, table: string, col: ColumnSpec, m
   if (col.unique) t.unique([col.name], { indexName: `${table}_${col.name}_unique` });
 }
 
+/** What a record table has of the schema's other parts (search's index, put in by src/schema.ts). */
+export interface RecordTableParts {
+  create(db: Knex, table: string, searchFields: readonly string[]): Promise<void>;
+  drop(db: Knex, table: string): Promise<void>;
+}
+
 /**
  * A collection's table, whole: id, its client fields as the spec's write schema types them, the
- * timestamps, the version behind its ETags, the index of the default order, and its exact count
- * (counter rows and the triggers that keep them). A migration that adds a collection calls this.
+ * timestamps, the version behind its ETags, the index of the default order, its exact count
+ * (counter rows and the triggers that keep them), and `parts` (its search index). A migration
+ * that adds a collection calls this.
  */
-export async function createRecordTable(db: Knex, c: Collection, spec: OpenAPIV3.Document = loadSpec()): Promise<void> {
+export async function createRecordTable(
+  db: Knex,
+  c: Collection,
+  parts: RecordTableParts,
+  spec: OpenAPIV3.Document = loadSpec(),
+): Promise<void> {
   const mysql = isMysql(db);
   await db.schema.createTable(c.name, (t) => {
     tableDefaults(t, mysql);
@@ -99,11 +110,11 @@ export async function createRecordTable(db: Knex, c: Collection, spec: OpenAPIV3
   });
   await addCounterRows(db, c.name);
   await addCountTriggers(db, c.name);
-  await searchSchema.createSearchIndex(db, c.name, c.searchFields);
+  await parts.create(db, c.name, c.searchFields);
 }
 
-export async function dropRecordTable(db: Knex, name: string): Promise<void> {
-  await searchSchema.dropSearchIndex(db, name);
+export async function dropRecordTable(db: Knex, name: string, parts: RecordTableParts): Promise<void> {
+  await parts.drop(db, name);
   await dropCountTriggers(db, name);
   await db('record_counts').where({ table_name: name }).delete();
   await db.schema.dropTableIfExists(name);

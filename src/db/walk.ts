@@ -2,8 +2,10 @@ import type { Knex } from 'knex';
 import { type Db, isMysql, openSibling } from './connection';
 import type { Filter } from './filters';
 import type { OrderKey } from './order';
-import type { Search } from '../search';
-import { type Row, seekRecords, type TableSpec } from './records';
+import type { Row, SeekRequest, TableSpec } from './records';
+
+/** A cursor page's query, with search or without (the caller's choice). */
+export type Seek = (pool: Db, spec: TableSpec, request: SeekRequest) => Promise<Row[]>;
 
 export interface WalkRequest {
   terms: readonly string[];
@@ -27,7 +29,7 @@ export const WALK_BATCH = 1000;
  */
 export async function* walkRecords(
   db: Db,
-  search: Search,
+  seek: Seek,
   spec: TableSpec,
   request: WalkRequest,
   options: WalkOptions = {},
@@ -36,7 +38,7 @@ export async function* walkRecords(
   let after: Knex.Value[] | undefined;
   for (;;) {
     if (options.signal?.aborted) return;
-    const rows = await seekRecords(db, spec, { ...request, after, backward: false, limit }, search);
+    const rows = await seek(db, spec, { ...request, after, backward: false, limit });
     for (const row of rows) yield row;
     if (rows.length < limit) return;
     const last = rows[rows.length - 1];
@@ -51,7 +53,7 @@ export async function* walkRecords(
  */
 export async function* walkSnapshot(
   db: Db,
-  search: Search,
+  seek: Seek,
   spec: TableSpec,
   request: WalkRequest,
   options: WalkOptions = {},
@@ -60,7 +62,7 @@ export async function* walkSnapshot(
   try {
     const trx = await reader.transaction(isMysql(db) ? { isolationLevel: 'repeatable read' } : undefined);
     try {
-      yield* walkRecords(trx, search, spec, request, options);
+      yield* walkRecords(trx, seek, spec, request, options);
     } finally {
       // Read only: ending it either way changes nothing; a connection already lost is let go.
       await trx.commit().catch(() => undefined);

@@ -5,8 +5,8 @@ import type { Db } from '../db/connection';
 import { claimKey, completeKey, type KeyScope, OPEN_CALLER, releaseKey, type StoredResponse } from '../db/idempotency';
 import { retrying } from '../db/retry';
 import { insertRecord, type Queryable, type Row, type Values } from '../db/records';
-import { etag } from '../http/conditional';
-import { HttpProblem } from '../http/problem';
+import { etag } from './conditional';
+import { HttpProblem } from '../problems';
 
 type Outcome<T = Row> = { kind: 'created'; row: T } | { kind: 'replay'; send(res: Response): void };
 

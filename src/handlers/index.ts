@@ -1,6 +1,6 @@
 import { type BulkVerb, bulkOperationIds, collectionOf, collections, headOperationIds, operationIds, type Verb } from '../collections';
 import { isRetryable, MAX_TRIES, retryDelay } from '../db/retry';
-import type { FieldError } from '../http/problem';
+import type { FieldError } from '../problems';
 import { filters, type ListQuery } from './list-query';
 import { bulkHandlers } from './bulk';
 import { type Handler, type HandlerDeps, recordHandlers } from './records';

@@ -3,7 +3,7 @@ import type { Collection } from '../collections';
 import type { Filter } from '../db/filters';
 import { DEFAULT_ORDER, type OrderKey } from '../db/order';
 import { parseSearch } from '../search';
-import type { FieldError } from '../http/problem';
+import type { FieldError } from '../problems';
 import { clientProperties } from '../spec';
 
 /** The list query as validated against the spec (openapi-backend has parsed and coerced it). */

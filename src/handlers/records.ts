@@ -1,27 +1,18 @@
+import { listRecords, seekRecords, walkSnapshot } from './pages';
 import type { Request, Response } from 'express';
 import type { Context } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
 import type { Collection, PageOf, ResourceName, Verb } from '../collections';
 import type { Db } from '../db/connection';
 import type { Search } from '../search';
-import {
-  deleteRecord,
-  findRecord,
-  listRecords,
-  seekRecords,
-  type SeekRequest,
-  updateRecord,
-  type Row,
-  type VersionCondition,
-} from '../db/records';
+import { deleteRecord, findRecord, type SeekRequest, updateRecord, type Row, type VersionCondition } from '../db/records';
 import { getSecret } from '../db/secrets';
 import { dbTimestamp } from '../db/time';
-import { walkSnapshot } from '../db/walk';
-import { etag, ifMatchVersions, ifNoneMatchHits, ifNoneMatchVersions, isTagList } from '../http/conditional';
-import { exportFormat, streamExport } from '../http/export';
-import { type LinkOrigin, pageUrl } from '../http/links';
-import { sendJson, stringifier } from '../http/json';
-import { HttpProblem, invalid } from '../http/problem';
+import { etag, ifMatchVersions, ifNoneMatchHits, ifNoneMatchVersions, isTagList } from './conditional';
+import { exportFormat, streamExport } from './export';
+import { type LinkOrigin, pageUrl } from './links';
+import { sendJson, stringifier } from './json';
+import { HttpProblem, invalid } from '../problems';
 import { createIdempotently } from './idempotency';
 import { answerMinimal } from './prefer';
 import { mapRows, recordSerializer, writeFields, writeValues } from './serialize';

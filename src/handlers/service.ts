@@ -3,7 +3,7 @@ import type { Registry } from 'prom-client';
 import type { ServiceOperationId } from '../collections';
 import { type Db, ping } from '../db/connection';
 import type { components } from '../generated/openapi';
-import { HttpProblem } from '../http/problem';
+import { HttpProblem } from '../problems';
 import { DOCS_PATH } from '../spec';
 import type { Handler } from './records';
 

@@ -6,7 +6,7 @@ import type { Operation } from 'openapi-backend';
 import { inWorker } from '../cluster';
 import type { Logger } from '../logger';
 import { COUNT_TIMEOUT_MS, Outage } from './outage';
-import { HttpProblem } from './problem';
+import { HttpProblem } from '../problems';
 
 type Middleware = (req: Request, res: Response, next: NextFunction) => void;
 

@@ -3,7 +3,7 @@ import type { IncomingMessage } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { toNfc } from '../lib/text';
 import { duplicateKey } from './jsonKeys';
-import { HttpProblem, invalid } from './problem';
+import { HttpProblem, invalid } from '../problems';
 import type { RouteTable } from './routes';
 import { malformedStrings } from './validation';
 

@@ -1,10 +1,10 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Context, OpenAPIBackend, ParsedRequest } from 'openapi-backend';
 import { toNfc } from '../lib/text';
-import { type FieldError, HttpProblem, invalid } from './problem';
+import { type FieldError, HttpProblem, invalid } from '../problems';
 import type { RequestLocals } from './requestContext';
 import { fieldErrors, onlyPathErrors, operationParams } from './validation';
-import { sentTarget } from './target';
+import { sentTarget } from '../lib/requestTarget';
 import { withoutServiceSetFields } from './serviceSet';
 
 /** Errors a request can have beyond the spec's (a list's own rules), so that one 400 names all. */

@@ -3,7 +3,7 @@ import type { Operation } from 'openapi-backend';
 import { collectionOf } from '../collections';
 import { classifyDbError } from '../db/errors';
 import type { Logger } from '../logger';
-import { HttpProblem, sendProblem } from './problem';
+import { HttpProblem, sendProblem } from '../problems';
 
 /** How long a client is asked to wait before retrying when the database is unavailable. */
 export const RETRY_AFTER_SECONDS = 2;

@@ -1,5 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
-import { HttpProblem } from './problem';
+import { HttpProblem } from '../problems';
 
 /**
  * An HTTP/1.1 request must name its Host (RFC 9112, section 3.2): a 400 problem, as every other

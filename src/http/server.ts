@@ -6,7 +6,7 @@ import { ConfigError } from '../config';
 import { holdContinue } from './body';
 import { messageRefusal } from './framing';
 import { API_SECURITY_HEADERS } from './headers';
-import { problemBody } from './problem';
+import { problemBody } from '../problems';
 import { requestIdFrom } from './requestContext';
 
 /**

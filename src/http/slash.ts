@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { RouteTable } from './routes';
-import { sentTarget } from './target';
+import { sentTarget } from '../lib/requestTarget';
 
 /**
  * Paths end with a slash; the same path without it is redirected (308 keeps method and body),

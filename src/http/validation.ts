@@ -1,7 +1,7 @@
 import type { ErrorObject } from 'ajv';
 import type { Operation } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
-import type { FieldError } from './problem';
+import type { FieldError } from '../problems';
 
 /**
  * Turns openapi-backend's ajv errors into one entry per problem, each naming the body field or

@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import { type Db, isMysql } from '../db/connection';
 import type { ListRequest, ListResult, Queryable, Row, SeekRequest, TableSpec } from '../db/pages';
+import { onRecordsWritten } from '../db/records';
+import { addSqliteFunctions } from '../db/sqliteFunctions';
 import { type LimiterStats, SearchLimiter } from './limiter';
 
 export { SearchLimiter };
@@ -63,9 +65,12 @@ export function createSearch(tuning: Partial<SearchTuning> = {}, options: { limi
  * A write changed records of `table`. On MySQL the writing statement's triggers listed them as
  * pending; this process's indexer indexes them soon. SQLite's triggers index in the write itself.
  */
-export function recordsWritten(db: Queryable, table: string): void {
+function recordsWritten(db: Queryable, table: string): void {
   if (isMysql(db) && indexedFields(table)) pendingWritten(table);
 }
+onRecordsWritten(recordsWritten);
+// Every SQLite connection gets the functions search's predicate and triggers call.
+addSqliteFunctions(require.resolve('./sqlFunctions'));
 
 /**
  * Starts what keeps the index current beside the service: on MySQL the background indexer

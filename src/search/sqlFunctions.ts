@@ -12,8 +12,8 @@ function searchHolds(value: unknown, folded: unknown): number | null {
   return typeof value === 'string' && typeof folded === 'string' ? Number(searchFold(value).includes(folded)) : null;
 }
 
-/** The functions search's predicate and triggers call, on every new SQLite connection. */
-export function registerSqliteSearchFunctions(conn: BetterSqlite3.Database): void {
+/** The functions search's predicate and triggers call, on every new SQLite connection (index.ts adds them). */
+export function registerSqliteFunctions(conn: BetterSqlite3.Database): void {
   conn.function('lower', { deterministic: true }, unicodeLower);
   // Under its own name so that a connection without it fails to write rather than index text
   // with SQLite's ASCII-only lower().

@@ -1,10 +1,10 @@
+import { migrateDatabase } from '../../src/schema';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startCluster, missingBinaries, type GaleraCluster } from '../../scripts/cluster/galera';
 import { createApp } from '../../src/app';
 import { parseDatabaseUrl } from '../../src/config';
 import { ensureMysqlDatabase, openDb, type Db } from '../../src/db/connection';
-import { migrateDatabase } from '../../src/db/migrations';
 import { requester, type Requester } from './app';
 import { dialect } from './db';
 

@@ -1,10 +1,10 @@
+import { migrateDatabase } from '../../src/schema';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseDatabaseUrl, type DatabaseConfig, type PoolConfig } from '../../src/config';
 import { withQueryTimeout, type DbLog, ensureMysqlDatabase, hookStatements, openDb, type Db } from '../../src/db/connection';
-import { migrateDatabase } from '../../src/db/migrations';
 
 export const dialect: 'mysql' | 'sqlite' = process.env.TEST_DB === 'mysql' ? 'mysql' : 'sqlite';
 

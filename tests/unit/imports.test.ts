@@ -1,10 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 
-// The module boundaries of src/: no import circle (types included), and the search module is
-// reached only through its index, so that nothing outside src/search depends on how it works.
-// One exception: the SQL functions every SQLite connection registers (sqlFunctions.ts), which the
-// connection needs and the index, through the connection, would make a circle.
+// The module boundaries of src/: no import circle (types included), the search module reached only
+// through its index, so that nothing outside src/search depends on how it works, and its folders
+// layered one way (below).
 
 const SRC = resolve(__dirname, '../../src');
 
@@ -57,9 +56,38 @@ test('outside src/search, search is imported through its index only', () => {
   const reachingIn = [...importGraph()]
     .filter(([file]) => !file.startsWith(inside + '/'))
     .flatMap(([file, targets]) =>
-      targets
-        .filter((t) => t.startsWith(inside + '/') && ![join(inside, 'index.ts'), join(inside, 'sqlFunctions.ts')].includes(t))
-        .map((t) => `${name(file)} -> ${name(t)}`),
+      targets.filter((t) => t.startsWith(inside + '/') && t !== join(inside, 'index.ts')).map((t) => `${name(file)} -> ${name(t)}`),
     );
   expect(reachingIn).toEqual([]);
+});
+
+// One direction of dependency (docs/README.md): search sits on db, never the reverse (the schema's
+// parts and the SQLite functions reach db through src/schema.ts and registries); auth answers
+// through src/problems, not express's plumbing; handlers and the layers under them take nothing
+// from src/http; problems and lib stand on nothing of the service's.
+const FORBIDDEN: [from: string, to: string[]][] = [
+  ['db', ['search', 'handlers', 'http', 'auth']],
+  ['search', ['handlers', 'http', 'auth']],
+  ['auth', ['http', 'handlers', 'db', 'search']],
+  ['handlers', ['http']],
+  ['problems', ['db', 'search', 'auth', 'handlers', 'http']],
+  ['lib', ['db', 'search', 'auth', 'handlers', 'http', 'problems']],
+];
+
+test.each(FORBIDDEN)('src/%s imports nothing from src/%p', (from, to) => {
+  const folder = (file: string) => name(file).split('/')[0];
+  const crossing = [...importGraph()]
+    .filter(([file]) => folder(file) === from)
+    .flatMap(([file, targets]) => targets.filter((t) => to.includes(folder(t))).map((t) => `${name(file)} -> ${name(t)}`));
+  expect(crossing).toEqual([]);
+});
+
+test("docs/README.md's map names every folder of src/, and no other", () => {
+  const map = /## Where things are\n\n```text\n([\s\S]*?)```/.exec(readFileSync(resolve(SRC, '../docs/README.md'), 'utf8'))![1];
+  const named = [...map.matchAll(/^src\/([\w-]+)\//gm)].map((m) => m[1]).sort();
+  const folders = readdirSync(SRC, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
+  expect(named).toEqual(folders);
 });

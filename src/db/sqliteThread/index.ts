@@ -3,6 +3,7 @@
 import { extname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { Knex } from 'knex';
+import { sqliteFunctionModules } from '../sqliteFunctions';
 import type { Answer, Statement } from './messages';
 
 const WORKER = join(__dirname, `worker${extname(__filename)}`);
@@ -35,7 +36,9 @@ export class ThreadConnection {
 
   /** Opens `filename` on a new thread; rejects as opening the file would. */
   static async open(filename: string): Promise<ThreadConnection> {
-    const conn = new ThreadConnection(new Worker(WORKER, { workerData: { filename }, execArgv: WORKER_ARGV }));
+    const conn = new ThreadConnection(
+      new Worker(WORKER, { workerData: { filename, functions: sqliteFunctionModules() }, execArgv: WORKER_ARGV }),
+    );
     try {
       await conn.answer(0);
     } catch (err) {

@@ -2,7 +2,7 @@
 // service's connections are opened and runs each statement it is sent, answering its rows.
 import { parentPort, workerData } from 'node:worker_threads';
 import Database from 'better-sqlite3';
-import { registerSqliteSearchFunctions } from '../../search/sqlFunctions';
+import { registerSqliteFunctions } from '../sqliteFunctions';
 import { keepPrepared } from '../prepared';
 import type { Answer, Statement } from './messages';
 
@@ -14,11 +14,12 @@ const describe = (err: unknown) => {
 
 let db: Database.Database | undefined;
 try {
-  db = new Database((workerData as { filename: string }).filename);
+  const { filename, functions } = workerData as { filename: string; functions: string[] };
+  db = new Database(filename);
   db.pragma('query_only = ON');
   db.pragma('busy_timeout = 5000');
   keepPrepared(db);
-  registerSqliteSearchFunctions(db);
+  registerSqliteFunctions(db, functions);
   port.postMessage({ id: 0 } satisfies Answer);
 } catch (err) {
   port.postMessage({ id: 0, error: describe(err) } satisfies Answer);

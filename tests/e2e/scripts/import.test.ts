@@ -1,3 +1,4 @@
+import { listRecords } from '../../../src/handlers/pages';
 import BetterSqlite3 from 'better-sqlite3';
 import { spawn, spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -13,7 +14,6 @@ import { LineTooLong, utf8Lines } from '../../../scripts/import/lines';
 import type { DatabaseConfig } from '../../../src/config';
 import { type Db, openDb } from '../../../src/db/connection';
 import { countAll } from '../../../src/db/counts';
-import { listRecords } from '../../../src/db/records';
 import { createSearch, parseSearch } from '../../../src/search';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { createTestDatabase, dialect, dropTestDatabase, freshConfig } from '../../helpers/db';

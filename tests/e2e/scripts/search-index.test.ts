@@ -1,3 +1,4 @@
+import { migrate } from '../../../src/schema';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -5,7 +6,6 @@ import { join } from 'node:path';
 import { freePort } from '../../../scripts/lib/ports';
 import { collections } from '../../../src/collections';
 import { ensureMysqlDatabase, openDb } from '../../../src/db/connection';
-import { migrate } from '../../../src/db/migrations';
 import { dbTimestamp } from '../../../src/db/time';
 import { tokenTables } from '../../../src/search/sqlite/tokens';
 import type { DatabaseConfig } from '../../../src/config';

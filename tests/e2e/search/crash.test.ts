@@ -1,9 +1,10 @@
+import { migrateDatabase } from '../../../src/schema';
+import { listRecords } from '../../../src/handlers/pages';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { parseDatabaseUrl } from '../../../src/config';
 import { type Db, ensureMysqlDatabase, openDb } from '../../../src/db/connection';
-import { migrateDatabase } from '../../../src/db/migrations';
-import { deleteRecord, insertRecord, listRecords } from '../../../src/db/records';
+import { deleteRecord, insertRecord } from '../../../src/db/records';
 import { dbTimestamp } from '../../../src/db/time';
 import { createSearch, defaultTuning, parseSearch, type SearchTuning } from '../../../src/search';
 import { planSearch } from '../../../src/search/plan';

@@ -1,7 +1,7 @@
+import { migrate } from '../../../src/schema';
 import { collections } from '../../../src/collections';
 import { ensureMysqlDatabase, openDb, type Db } from '../../../src/db/connection';
 import { withMigrationLease } from '../../../src/db/lease';
-import { migrate } from '../../../src/db/migrations';
 import { dialect, dropTestDatabase, freshConfig } from '../../helpers/db';
 
 // Migrations run when instances start, possibly several at once and on different nodes of a
@@ -177,7 +177,7 @@ test('a collection declared later leaves the earlier migrations to the first fiv
       const actual = jest.requireActual<typeof import('../../../src/collections')>('../../../src/collections');
       return { ...actual, collections: [...actual.collections, { ...actual.collections[0], name: 'later' }] };
     });
-    const isolated = await import('../../../src/db/migrations');
+    const isolated = await import('../../../src/schema');
     const db = openDb(later);
     try {
       await isolated.migrate(db);

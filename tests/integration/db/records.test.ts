@@ -1,4 +1,5 @@
-import { insertRecord, listRecords, seekRecords } from '../../../src/db/records';
+import { listRecords, seekRecords } from '../../../src/handlers/pages';
+import { insertRecord } from '../../../src/db/records';
 import { dbTimestamp } from '../../../src/db/time';
 import { createSearch } from '../../../src/search';
 import { NEWEST_FIRST as order } from '../../helpers/scan';

@@ -5,8 +5,12 @@ import { countAll } from '../../../src/db/counts';
 import { type ColumnSpec, createRecordTable, dropRecordTable, recordColumns } from '../../../src/db/tables';
 import { findRecord } from '../../../src/db/records';
 import { recordSerializer } from '../../../src/handlers/serialize';
+import { searchSchema } from '../../../src/search';
 import { clientProperties, loadSpec } from '../../../src/spec';
 import { useTestDatabase } from '../../helpers/db';
+
+/** What a record table has of search's schema: its index. */
+const searchIndex = searchSchema.schemaParts.recordTable;
 
 // The live tables of both databases against the spec's write schemas: a length, nullability,
 // uniqueness or enum changed on one side only fails here, not in a user's 500 or silent cut.
@@ -128,7 +132,7 @@ describe.each(collections.map((c) => [c.name, c] as const))('createRecordTable f
   const t = useTestDatabase();
   const copy = { ...c, name: `${name}_copy` };
   beforeAll(async () => {
-    await createRecordTable(t.db, copy);
+    await createRecordTable(t.db, copy, searchIndex);
   });
 
   test('builds the columns the migrations built (an enum column as wide as its longest value)', async () => {
@@ -149,9 +153,9 @@ describe.each(collections.map((c) => [c.name, c] as const))('createRecordTable f
     expect(await countAll(t.db, copy.name)).toBe(1);
     await t.db(copy.name).delete();
     expect(await countAll(t.db, copy.name)).toBe(0);
-    await dropRecordTable(t.db, copy.name);
+    await dropRecordTable(t.db, copy.name, searchIndex);
     expect(await t.db.schema.hasTable(copy.name)).toBe(false);
-    await createRecordTable(t.db, copy);
+    await createRecordTable(t.db, copy, searchIndex);
   });
 });
 
@@ -176,7 +180,7 @@ describe('a boolean field', () => {
   }
   const t = useTestDatabase();
   beforeAll(async () => {
-    await createRecordTable(t.db, flagged, spec);
+    await createRecordTable(t.db, flagged, searchIndex, spec);
   });
 
   test('is a boolean column', async () => {

@@ -1,7 +1,7 @@
+import { seekRecords, walkRecords, walkSnapshot } from '../../../src/handlers/pages';
 import type { Knex } from 'knex';
-import { seekRecords } from '../../../src/db/records';
 import { createSearch } from '../../../src/search';
-import { walkRecords, walkSnapshot, type WalkRequest } from '../../../src/db/walk';
+import { type WalkRequest } from '../../../src/db/walk';
 import { DEFAULT_ORDER, type OrderKey } from '../../../src/db/order';
 import { seedCollection } from '../../../scripts/seed/index';
 

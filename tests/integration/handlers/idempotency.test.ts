@@ -1,3 +1,4 @@
+import { migrate, migrationSource } from '../../../src/schema';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -5,7 +6,6 @@ import { createApp } from '../../../src/app';
 import { newToken, type TokensFile } from '../../../src/auth/tokensFile';
 import { type Db, openDb } from '../../../src/db/connection';
 import { claimKey, OPEN_CALLER } from '../../../src/db/idempotency';
-import { migrate, migrationSource } from '../../../src/db/migrations';
 import { dbTimestamp } from '../../../src/db/time';
 import { requester, type Requester, startTestApp, type TestApp, type TestResponse } from '../../helpers/app';
 import { assertMatchesContract } from '../../helpers/contract';

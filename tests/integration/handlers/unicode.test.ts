@@ -1,4 +1,4 @@
-import { migrate } from '../../../src/db/migrations';
+import { migrate } from '../../../src/schema';
 import { dbTimestamp } from '../../../src/db/time';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { fixtures } from '../../helpers/fixtures';

@@ -1,6 +1,7 @@
+import { listRecords } from '../../../src/handlers/pages';
 import knex from 'knex';
 import { startIndexer } from '../../../src/search/mysql/indexer';
-import { deleteRecord, insertRecord, listRecords, updateRecord } from '../../../src/db/records';
+import { deleteRecord, insertRecord, updateRecord } from '../../../src/db/records';
 import { createSearch, parseSearch } from '../../../src/search';
 import { dbTimestamp } from '../../../src/db/time';
 import { indexPending, wordTables } from '../../../src/search/mysql/wordIndex';

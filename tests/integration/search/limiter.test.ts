@@ -1,5 +1,6 @@
+import { listRecords, seekRecords } from '../../../src/handlers/pages';
 import { poolStats, withDeadline } from '../../../src/db/connection';
-import { insertRecord, listRecords, seekRecords } from '../../../src/db/records';
+import { insertRecord } from '../../../src/db/records';
 import { ConcurrencyLimiter } from '../../../src/lib/concurrency';
 import { type Costly, createSearch, defaultTuning, parseSearch, SearchLimiter, type SearchTuning } from '../../../src/search';
 import { dbTimestamp } from '../../../src/db/time';

@@ -1,5 +1,6 @@
+import { listRecords, seekRecords } from '../../../src/handlers/pages';
 import { openDb } from '../../../src/db/connection';
-import { insertRecord, listRecords, seekRecords } from '../../../src/db/records';
+import { insertRecord } from '../../../src/db/records';
 import { searchSchema } from '../../../src/search';
 import { tunableSearch } from '../../helpers/search';
 import { tokenTables } from '../../../src/search/sqlite/tokens';

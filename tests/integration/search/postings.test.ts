@@ -1,4 +1,5 @@
-import { deleteRecord, insertRecord, listRecords, seekRecords, updateRecord } from '../../../src/db/records';
+import { listRecords, seekRecords } from '../../../src/handlers/pages';
+import { deleteRecord, insertRecord, updateRecord } from '../../../src/db/records';
 import { createSearch } from '../../../src/search';
 import { NEWEST_FIRST as order, scannedIds } from '../../helpers/scan';
 import { dbTimestamp } from '../../../src/db/time';

@@ -1,6 +1,6 @@
+import { listRecords } from '../../../src/handlers/pages';
 import { searchFold } from '../../../src/search/fold';
 import { DEFAULT_ORDER } from '../../../src/db/order';
-import { listRecords } from '../../../src/db/records';
 import { createSearch, defaultTuning, type SearchTuning, sqliteBulkIndex } from '../../../src/search';
 import { planSearch } from '../../../src/search/plan';
 import { applySearch } from '../../../src/search/predicate';

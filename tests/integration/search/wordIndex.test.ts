@@ -1,6 +1,7 @@
+import { listRecords, seekRecords } from '../../../src/handlers/pages';
 import { createHash } from 'node:crypto';
 import { knex, type Knex } from 'knex';
-import { deleteRecord, insertRecord, listRecords, seekRecords, updateRecord } from '../../../src/db/records';
+import { deleteRecord, insertRecord, updateRecord } from '../../../src/db/records';
 import { createSearch, foldCollation } from '../../../src/search';
 import { SNAPSHOT_TRIES } from '../../../src/search/plan';
 import { dbTimestamp } from '../../../src/db/time';

@@ -1,4 +1,5 @@
-import { deleteRecord, insertRecord, listRecords } from '../../../src/db/records';
+import { listRecords } from '../../../src/handlers/pages';
+import { deleteRecord, insertRecord } from '../../../src/db/records';
 import { createSearch, defaultTuning, type SearchTuning } from '../../../src/search';
 import { dbTimestamp } from '../../../src/db/time';
 import { indexPending } from '../../../src/search/mysql/wordIndex';

@@ -12,7 +12,7 @@ import {
 import { importFormat, ImportError } from '../../../../scripts/import/index';
 import { utf8Pieces, wholeCharacters } from '../../../../scripts/import/lines';
 import { collections } from '../../../../src/collections';
-import { csvField, csvLine } from '../../../../src/http/export';
+import { csvField, csvLine } from '../../../../src/handlers/export';
 import { clientProperties, loadSpec } from '../../../../src/spec';
 
 // The import's CSV reader against the export's writer (src/http/export.ts): what csvField writes,

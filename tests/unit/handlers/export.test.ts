@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Response } from 'express';
-import { streamExport } from '../../../src/http/export';
+import { streamExport } from '../../../src/handlers/export';
 
 // streamExport against a response that records what it is given, and records that count how
 // many of them were read: the walk's cost, which HTTP cannot see.

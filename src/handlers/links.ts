@@ -1,6 +1,6 @@
 import { parse } from 'node:querystring';
 import type { Request } from 'express';
-import { sentTarget } from './target';
+import { sentTarget } from '../lib/requestTarget';
 
 const SANE_HOST = /^[A-Za-z0-9.\-_~:[\]]{1,255}$/;
 

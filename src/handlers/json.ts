@@ -11,7 +11,7 @@ const compiled = new WeakMap<Operation, Map<number, Stringify>>();
  * The serializer for an operation's JSON answer with this status, compiled once with
  * fast-json-stringify from the response schema of the (dereferenced) operation the request was
  * routed to: the contract stays the one source, and the text is the same as JSON.stringify's
- * (tests/unit/http/json.test.ts). A status the spec gives no JSON object schema for uses JSON.stringify.
+ * (tests/unit/handlers/json.test.ts). A status the spec gives no JSON object schema for uses JSON.stringify.
  */
 export function stringifier(operation: Operation, status: number): Stringify {
   let byStatus = compiled.get(operation);

@@ -7,7 +7,7 @@ import { type Collection, collections, operationIds } from '../../../src/collect
 import type { Row } from '../../../src/db/records';
 import { dbTimestamp } from '../../../src/db/time';
 import { recordSerializer } from '../../../src/handlers/serialize';
-import { stringifier } from '../../../src/http/json';
+import { stringifier } from '../../../src/handlers/json';
 import { clientProperties, loadSpec } from '../../../src/spec';
 
 const spec = loadSpec();
