@@ -129,9 +129,17 @@ function generator(col: ColumnSpec, schema: OpenAPIV3.SchemaObject, required: bo
   if (col.kind === 'boolean') return (row) => row.rng.chance(0.2);
   if (col.kind === 'date') return maybeNull((row) => sqlDate(row.created + row.rng.int(-365, 60) * DAY), 0.2);
   if (schema.enum) return (row) => row.rng.pick(schema.enum as string[]);
+  if (schema.format === 'email') return (row) => `${username(row)}@${row.rng.pick(EMAIL_DOMAINS)}`;
+  // Unique text with no name known here: words, then the row's number, which no other row has.
+  if (col.unique && !schema.pattern && col.kind === 'varchar') {
+    return (row) => {
+      const n = String(row.i + 1);
+      return (max - n.length > 3 ? `${phrase(row.rng, 1, 4, max - n.length - 1)} ${n}` : n.slice(-max)).padEnd(schema.minLength ?? 0, '0');
+    };
+  }
   if (col.unique || schema.pattern)
     throw new Error(`scripts/seed/data.ts has no generator for ${c.name}.${col.name} (unique or patterned): add one by name`);
-  if (col.kind === 'varchar') return maybeEmpty((row) => phrase(row.rng, 1, 8, max), 0.1);
+  if (col.kind === 'varchar') return maybeEmpty((row) => phrase(row.rng, 1, 8, max).padEnd(schema.minLength ?? 0, '.'), 0.1);
   return maybeEmpty((row) => paragraphs(row.rng, 1, 3), 0.1);
 }
 

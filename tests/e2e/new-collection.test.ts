@@ -1,26 +1,25 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 
-// "A collection is the spec, its declaration and its migration": in a copy of the project, the
-// three edits that docs/adding-a-collection.md shows (read from the page itself, so the page
-// cannot drift from what works) add a `comments` collection; then the types are generated, the
-// project type-checks, and the generic suites run on it (SQLite), their tests about comments only.
+// "A collection is the spec, its declaration and its migration", written by one command: in a copy
+// of the project, the `npm run new-collection` that docs/adding-a-collection.md shows (read from the
+// page itself, so the page cannot drift from what works) adds a collection; then the spec is
+// linted, the project type-checks, and the generic suites run on it (SQLite), their tests about the
+// new collection only.
 const root = join(__dirname, '../..');
 const PAGE = 'docs/adding-a-collection.md';
+/** The files the command writes, and the types it regenerates. */
+const WRITTEN = ['openapi/openapi.yaml', 'src/collections.ts', 'src/db/migrations.ts', 'src/generated/openapi.ts'];
 
-/** Where each edit of the page goes: after (or before) the first match in its file. */
-const PLACES: Record<string, { file: string; after?: RegExp; before?: RegExp }> = {
-  'spec-tags': { file: 'openapi/openapi.yaml', after: /^tags:\n/m },
-  'spec-paths': { file: 'openapi/openapi.yaml', after: /^paths:\n/m },
-  'spec-parameters': { file: 'openapi/openapi.yaml', after: /^ {2}parameters:\n/m },
-  'spec-schemas': { file: 'openapi/openapi.yaml', after: /^ {2}schemas:\n/m },
-  'spec-search-table': { file: 'openapi/openapi.yaml', after: /^ *\| collection \| searched fields \|\n *\|---\|---\|\n/m },
-  declaration: { file: 'src/collections.ts', before: /^\] as const;/m },
-  migration: { file: 'src/db/migrations.ts', before: /^const source: /m },
-};
+/** The page's command as argv: `\` continues a line, single quotes hold a field's words together. */
+function pageCommand(page: string): string[] {
+  const block = /<!-- new-collection -->\n\n```sh\n([\s\S]*?)\n```/.exec(page)?.[1];
+  if (!block) throw new Error(`${PAGE} shows no command after <!-- new-collection -->`);
+  return [...block.replace(/\\\n/g, ' ').matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]);
+}
 
 /** The table-driven suites that cover every declared collection. */
 const SUITES = [
@@ -37,10 +36,6 @@ const SUITES = [
   'tests/integration/handlers/idempotency.test.ts',
   'tests/integration/generated/client.test.ts',
 ];
-
-function edits(page: string): { name: string; text: string }[] {
-  return [...page.matchAll(/<!-- edit: ([\w-]+) -->\n\n```\w+\n([\s\S]*?)\n```/g)].map((m) => ({ name: m[1], text: `${m[2]}\n` }));
-}
 
 function run(cwd: string, command: string, args: string[], timeoutMs: number): { status: number | null; output: string } {
   const r = spawnSync(command, args, {
@@ -76,42 +71,46 @@ afterAll(() => {
   if (!mysqlLane) rmSync(copy, { recursive: true, force: true });
 });
 
-test('the page shows exactly the three edits: spec, declaration, migration', () => {
-  const found = edits(readFileSync(join(root, PAGE), 'utf8'));
-  expect(found.map((e) => e.name).sort()).toEqual(Object.keys(PLACES).sort());
-  expect([...new Set(found.map((e) => PLACES[e.name].file))].sort()).toEqual([
-    'openapi/openapi.yaml',
-    'src/collections.ts',
-    'src/db/migrations.ts',
-  ]);
+test('the page shows the command, for a collection with a searched, a unique and a filtered field', () => {
+  const argv = pageCommand(readFileSync(join(root, PAGE), 'utf8'));
+  expect(argv.slice(0, 4)).toEqual(['npm', 'run', 'new-collection', '--']);
+  const fields = argv.filter((_a, i) => argv[i - 1] === '--field').map((f) => f.split(/\s+/));
+  for (const flag of ['search', 'unique', 'filter']) expect([flag, fields.some((f) => f.includes(flag))]).toEqual([flag, true]);
 });
 
 sqliteOnly(
-  'a collection added by those edits passes the generic suites',
+  'a collection added by that command passes the spec lint, the type check and the generic suites',
   () => {
-    for (const { name, text } of edits(readFileSync(join(copy, PAGE), 'utf8'))) {
-      const place = PLACES[name];
-      const path = join(copy, place.file);
-      const source = readFileSync(path, 'utf8');
-      const m = (place.after ?? place.before)!.exec(source);
-      if (!m) throw new Error(`${name}: no place for it in ${place.file}`);
-      const at = place.after ? m.index + m[0].length : m.index;
-      writeFileSync(path, source.slice(0, at) + text + source.slice(at));
-    }
+    const argv = pageCommand(readFileSync(join(copy, PAGE), 'utf8'));
+    const name = argv[4];
+    const added = run(copy, argv[0], ['run', '-s', ...argv.slice(2)], 120_000);
+    expect({ step: 'npm run new-collection', ...added }).toMatchObject({ status: 0 });
 
-    const generated = run(copy, 'node', ['scripts/generate-types.mjs'], 120_000);
-    expect({ step: 'npm run generate', ...generated }).toMatchObject({ status: 0 });
-    expect(readFileSync(join(copy, 'src/generated/openapi.ts'), 'utf8')).toContain('listComments');
+    // Written once: run again, it refuses and leaves every file as it was.
+    const before = WRITTEN.map((f) => readFileSync(join(copy, f), 'utf8'));
+    const again = run(copy, argv[0], ['run', '-s', ...argv.slice(2)], 120_000);
+    expect({ status: again.status, refused: /nothing was written/.test(again.output) }).toEqual({ status: 1, refused: true });
+    expect(WRITTEN.filter((f, i) => readFileSync(join(copy, f), 'utf8') !== before[i])).toEqual([]);
+
+    for (const script of ['lint:spec', 'lint:security']) {
+      const linted = run(copy, 'npm', ['run', '-s', script], 120_000);
+      expect({ step: `npm run ${script}`, ...linted }).toMatchObject({ status: 0 });
+    }
+    const formatted = run(copy, 'npx', ['prettier', '--check', 'src/collections.ts', 'src/db/migrations.ts'], 60_000);
+    expect({ step: 'prettier --check', ...formatted }).toMatchObject({ status: 0 });
+    const plural = name.replace(/(^|_)([a-z])/g, (_m, _s, c: string) => c.toUpperCase());
+    expect(readFileSync(join(copy, 'src/generated/openapi.ts'), 'utf8')).toContain(`list${plural}`);
 
     const typed = run(copy, 'npx', ['tsc', '--noEmit', '-p', '.'], 300_000);
     expect({ step: 'npm run typecheck', ...typed }).toMatchObject({ status: 0 });
 
     // Only the tests that name the new collection: the others ran on the project as it is.
+    const named = `[${name[0].toUpperCase()}${name[0]}]${name.slice(1).replace(/s$/, '')}`;
     const report = join(copy, 'jest-report.json');
     const suites = run(
       copy,
       'npx',
-      ['jest', '--selectProjects', 'unit', 'integration', '--runInBand', '-t', '[Cc]omment', '--json', '--outputFile', report, ...SUITES],
+      ['jest', '--selectProjects', 'unit', 'integration', '--runInBand', '-t', named, '--json', '--outputFile', report, ...SUITES],
       600_000,
     );
     if (!existsSync(report)) throw new Error(`jest wrote no report (exit ${suites.status}):\n${suites.output}`);
@@ -132,7 +131,7 @@ sqliteOnly(
       output: '',
     });
     expect(results.testResults.map((r) => r.name.slice(copy.length + 1)).sort()).toEqual([...SUITES].sort());
-    // Each suite ran tests of comments (a suite that left it out would pass having run none).
+    // Each suite ran tests of the collection (a suite that left it out would pass having run none).
     expect(results.numPassedTests).toBeGreaterThan(500);
   },
   900_000,

@@ -251,6 +251,9 @@ test.each(rangeFilters)('the range filter %s takes the values of its field', (_n
 // against the declarations, so that a collection added or changed later cannot leave it behind.
 const searchTable = /^\| collection \| searched fields \|$[\s\S]*?(?=^$)/m.exec(spec.info.description ?? '')?.[0] ?? '';
 
+// Its guide as one line, so that a phrase can be found wherever the text wraps.
+const guide = (spec.info.description ?? '').replace(/\s+/g, ' ');
+
 test.each(collections.map((c) => [c.name, c] as const))('the prose of %s names its search, unique and filter fields', (name, c) => {
   expect(searchTable).toContain(`| ${name} | ${c.searchFields.join(', ')} |`);
   const conflict = /^\| 409 \|.*$/m.exec(table)?.[0] ?? '';
@@ -258,6 +261,16 @@ test.each(collections.map((c) => [c.name, c] as const))('the prose of %s names i
   const list = byId.get(operationIds(c).list)!.raw.description ?? '';
   for (const field of [...c.searchFields, ...Object.keys(c.filters ?? {})])
     expect([field, list]).toEqual([field, expect.stringContaining(`\`${field}\``)]);
+});
+
+// The guide's sentences that list the collections (npm run new-collection adds to each).
+test.each(collections.map((c) => [c.name, c] as const))('the guide names %s, its filters and its ranked fields', (name, c) => {
+  const opening = /^[^.]*\./.exec(guide)?.[0] ?? '';
+  expect(opening).toContain(`\`${name}\``);
+  const filtered = /`next`\/`previous`: (.*?)\. Bounds are inclusive/.exec(guide)?.[1] ?? '';
+  const said = filtered.split('; ').find((part) => part.startsWith(`${name} `)) ?? '';
+  expect([...said.matchAll(/`(\w+)`/g)].map((m) => m[1])).toEqual(Object.keys(c.filters ?? {}));
+  for (const field of c.rankedFields ?? []) expect(guide).toMatch(new RegExp(`'s \`${field}\` sorts by rank, `));
 });
 
 test('the search table has a row for each collection and no other', () => {
