@@ -2,6 +2,7 @@
 // collection's three edits (docs/adding-a-collection.md) once, as a first draft for a person to
 // review: its parts of openapi/openapi.yaml, its declaration and its migration; then regenerates
 // the types. It refuses a collection that exists, so nothing it wrote is ever rewritten.
+import { migrationSource } from '../src/schema';
 import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -83,7 +84,8 @@ async function main(): Promise<void> {
 
   const spec = editSpec(readSpecText(), d, parts, collections);
   const today = new Date().toISOString().slice(0, 10).replace(/-/g, '');
-  const migration = editMigrations(migrations, d.name, today);
+  // Every key in use, search's migrations (src/search/schema.ts) among them, for the next number.
+  const migration = editMigrations(migrations, d.name, today, await migrationSource.getMigrations([]));
   const declarations = await format(editDeclarations(readFileSync(DECLARATIONS, 'utf8'), d), {
     ...(await resolveConfig(DECLARATIONS)),
     filepath: DECLARATIONS,

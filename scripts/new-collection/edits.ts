@@ -138,9 +138,15 @@ export function editDeclarations(text: string, d: Draft): string {
 /**
  * src/db/migrations.ts with the collection's migration after the last one: the number after the
  * highest in use (never one reused), and today's date unless a key already sorts after it.
+ * `inUse`: every migration's key, search's among them (src/schema.ts); by default, the file's.
  */
-export function editMigrations(text: string, name: string, today: string): { text: string; key: string } {
-  const keys = [...text.matchAll(/'(\d{8})_(\d{3})_\w+'/g)];
+export function editMigrations(
+  text: string,
+  name: string,
+  today: string,
+  inUse: readonly string[] = [...text.matchAll(/'(\d{8}_\d{3}_\w+)'/g)].map((m) => m[1]),
+): { text: string; key: string } {
+  const keys = inUse.map((k) => /^(\d{8})_(\d{3})_\w+$/.exec(k)).filter((k): k is RegExpExecArray => k !== null);
   if (!keys.length) throw new Error('src/db/migrations.ts names no migration');
   const number = Math.max(...keys.map((k) => Number(k[2]))) + 1;
   const latest = keys.map((k) => k[1]).sort()[keys.length - 1];

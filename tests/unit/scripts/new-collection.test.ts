@@ -238,6 +238,10 @@ describe('the migration', () => {
     expect(edited).toContain("};\n\nmigrations['20261208_016_comments'] = recordTableMigration('comments');\n\nfunction after");
   });
 
+  test('counts the keys of every migration in use, not only those of the file', () => {
+    expect(editMigrations(text, 'comments', '20261208', ['20261122_001_records', '20261209_017_search']).key).toBe('20261209_018_comments');
+  });
+
   test("keeps the latest key's date when today sorts before it, so that it runs last", () => {
     expect(editMigrations(text, 'comments', '20250101').key).toBe('20261207_016_comments');
   });
