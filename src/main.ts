@@ -1,14 +1,21 @@
 import { createApp } from './app';
+import { runningBuilt, staleBuild } from './buildStamp';
 import { inWorker, reportReady, reportStartFailure, superviseWorkers, workerId } from './cluster';
 import { type Config, ConfigError, databaseWhere, loadConfig } from './config';
 import { withQueryTimeout, ensureMysqlDatabase, openDb } from './db/connection';
-import { migrateDatabase } from './db/migrations';
+import { migrateDatabase, misnumberedMigration } from './db/migrations';
 import { createSearch, keepIndex, searchLimits } from './search';
 import { listen } from './http/server';
 import { createLogger, flushLogs, type Logger } from './logger';
 
 /** Starts the service; every failure to start is one line on stderr and exit code 1. */
 async function main(): Promise<void> {
+  // Code that does not match the spec it serves, or migrations that cannot be told apart, are
+  // refused before anything else (workers run what their primary checked).
+  if (!inWorker) {
+    const wrong = (runningBuilt ? staleBuild() : undefined) ?? misnumberedMigration();
+    if (wrong) throw new ConfigError(wrong);
+  }
   const config = loadConfig();
   const primary = !inWorker && config.workers > 1;
   // Every worker's line names it; the primary's own lines go straight to stdout, between the

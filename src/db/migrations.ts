@@ -368,8 +368,28 @@ async function textToNfc(db: Knex, table: string): Promise<void> {
   }
 }
 
+/**
+ * Why the migrations' names are wrong, or undefined: each is `YYYYMMDD_NNN_what`, its NNN used
+ * once. Names run in date order, so a repeated number still runs, but no longer says which came
+ * first, and the next one is counted from the wrong place.
+ */
+export function misnumberedMigration(names: readonly string[] = Object.keys(migrations)): string | undefined {
+  const byNumber = new Map<string, string>();
+  for (const name of [...names].sort()) {
+    const number = /^\d{8}_(\d{3})_[a-z0-9_]+$/.exec(name)?.[1];
+    if (number === undefined) return `migration ${name} in src/db/migrations.ts is not named YYYYMMDD_NNN_what`;
+    const first = byNumber.get(number);
+    if (first) return `migrations ${first} and ${name} in src/db/migrations.ts share the number ${number}: give ${name} the next free one`;
+    byNumber.set(number, name);
+  }
+  return undefined;
+}
+
 const source: Knex.MigrationSource<string> = {
-  getMigrations: () => Promise.resolve(Object.keys(migrations).sort()),
+  getMigrations: () => {
+    const wrong = misnumberedMigration();
+    return wrong ? Promise.reject(new Error(wrong)) : Promise.resolve(Object.keys(migrations).sort());
+  },
   getMigrationName: (name) => name,
   getMigration: (name) => Promise.resolve(migrations[name]),
 };
