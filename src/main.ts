@@ -34,6 +34,7 @@ async function main(): Promise<void> {
       throw new ConfigError(`cannot prepare the database (${where}): ${(err as Error).message}`);
     });
   }
+  if (!inWorker) stopWithNpm(logger);
   if (primary) {
     process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
     return superviseWorkers({
@@ -79,10 +80,6 @@ async function main(): Promise<void> {
   const indexer = keepIndex(db, {
     onError: (err) => logger.warn({ err }, 'the search indexer failed; pending records are scanned meanwhile'),
   });
-  if (inWorker) reportReady(port);
-  else logStart(logger, config, port, where);
-  void flushLogs();
-
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
@@ -110,6 +107,30 @@ async function main(): Promise<void> {
   process.on('SIGINT', (signal) => void stop(signal));
   // A worker whose primary is gone (killed) takes no more connections: it stops as on SIGTERM.
   if (inWorker) process.once('disconnect', () => void stop('SIGTERM'));
+  // Ready only once a signal would stop it gracefully: a SIGTERM sent on seeing `listening`
+  // must not find Node's default (exit by the signal, requests cut).
+  if (inWorker) reportReady(port);
+  else logStart(logger, config, port, where);
+  void flushLogs();
+}
+
+const PARENT_CHECK_MS = 1000;
+
+/**
+ * Started by npm (`npm start`), the service ends with it. npm passes SIGTERM and SIGINT on only
+ * in some versions, and a npm killed outright passes nothing: the service, its parent gone, would
+ * run on unseen. It then stops as on SIGTERM. Started otherwise (nohup, systemd), it is left be.
+ */
+function stopWithNpm(logger: Logger): void {
+  if (!process.env.npm_lifecycle_event) return;
+  const parent = process.ppid;
+  const check = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(check);
+    logger.warn({ parent }, 'the npm process that started the service has exited: stopping');
+    process.kill(process.pid, 'SIGTERM');
+  }, PARENT_CHECK_MS);
+  check.unref();
 }
 
 /** What the service runs with; `listening` comes last, once it takes requests. */
