@@ -18,6 +18,8 @@ const SQLITE_ONLY = [
   'tests/e2e/service/logger.test.ts',
   'tests/e2e/service/redis.test.ts', // the shared rate-limit store
   'tests/e2e/service/service-process.test.ts',
+  'tests/e2e/service/stale-build.test.ts', // what dist/ was built from
+  'tests/e2e/service/npm-start.test.ts', // signals through npm
 ];
 
 const tier = (name, extra = {}) => ({

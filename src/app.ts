@@ -7,6 +7,7 @@ import type { JwtOptions } from './auth/jwt';
 import { authenticate, authorize } from './auth/middleware';
 import { requiredScopes } from './auth/scopes';
 import type { TokensFile } from './auth/tokensFile';
+import { ConfigError } from './config';
 import { type Db, isMysql, poolStats } from './db/connection';
 import { createSearch, type Search } from './search';
 import { listQueryErrors, operationHandlers } from './handlers';
@@ -100,8 +101,16 @@ export async function createApp(options: AppOptions): Promise<express.Express> {
     },
   });
   await api.init();
-  api.validator.preCompileRequestValidators();
   const operations = api.router.getOperations();
+  // openapi-backend would answer such an operation 500 at its first request; refuse to start.
+  const unhandled = operations.map((o) => o.operationId ?? `${o.method.toUpperCase()} ${o.path}`).filter((id) => !api.handlers[id]);
+  if (unhandled.length) {
+    throw new ConfigError(
+      `openapi/openapi.yaml has operations that no handler answers (${unhandled.join(', ')}): ` +
+        'register them in src/handlers, then run npm run build',
+    );
+  }
+  api.validator.preCompileRequestValidators();
   const routes = routeTable(operations);
   compileResponses(operations);
 

@@ -1,5 +1,6 @@
-import { migrateDatabase } from './schema';
+import { migrateDatabase, misnumberedMigration } from './schema';
 import { createApp } from './app';
+import { runningBuilt, staleBuild } from './buildStamp';
 import { inWorker, reportReady, reportStartFailure, superviseWorkers, workerId } from './cluster';
 import { type Config, ConfigError, databaseWhere, loadConfig } from './config';
 import { withQueryTimeout, ensureMysqlDatabase, openDb } from './db/connection';
@@ -9,6 +10,12 @@ import { createLogger, flushLogs, type Logger } from './logger';
 
 /** Starts the service; every failure to start is one line on stderr and exit code 1. */
 async function main(): Promise<void> {
+  // Code that does not match the spec it serves, or migrations that cannot be told apart, are
+  // refused before anything else (workers run what their primary checked).
+  if (!inWorker) {
+    const wrong = (runningBuilt ? staleBuild() : undefined) ?? misnumberedMigration();
+    if (wrong) throw new ConfigError(wrong);
+  }
   const config = loadConfig();
   const primary = !inWorker && config.workers > 1;
   // Every worker's line names it; the primary's own lines go straight to stdout, between the
@@ -27,6 +34,7 @@ async function main(): Promise<void> {
       throw new ConfigError(`cannot prepare the database (${where}): ${(err as Error).message}`);
     });
   }
+  if (!inWorker) stopWithNpm(logger);
   if (primary) {
     process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
     return superviseWorkers({
@@ -72,10 +80,6 @@ async function main(): Promise<void> {
   const indexer = keepIndex(db, {
     onError: (err) => logger.warn({ err }, 'the search indexer failed; pending records are scanned meanwhile'),
   });
-  if (inWorker) reportReady(port);
-  else logStart(logger, config, port, where);
-  void flushLogs();
-
   process.on('unhandledRejection', (err) => logger.error({ err }, 'unhandled rejection'));
   let stopping = false;
   const stop = async (signal: NodeJS.Signals) => {
@@ -103,6 +107,30 @@ async function main(): Promise<void> {
   process.on('SIGINT', (signal) => void stop(signal));
   // A worker whose primary is gone (killed) takes no more connections: it stops as on SIGTERM.
   if (inWorker) process.once('disconnect', () => void stop('SIGTERM'));
+  // Ready only once a signal would stop it gracefully: a SIGTERM sent on seeing `listening`
+  // must not find Node's default (exit by the signal, requests cut).
+  if (inWorker) reportReady(port);
+  else logStart(logger, config, port, where);
+  void flushLogs();
+}
+
+const PARENT_CHECK_MS = 1000;
+
+/**
+ * Started by npm (`npm start`), the service ends with it. npm passes SIGTERM and SIGINT on only
+ * in some versions, and a npm killed outright passes nothing: the service, its parent gone, would
+ * run on unseen. It then stops as on SIGTERM. Started otherwise (nohup, systemd), it is left be.
+ */
+function stopWithNpm(logger: Logger): void {
+  if (!process.env.npm_lifecycle_event) return;
+  const parent = process.ppid;
+  const check = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(check);
+    logger.warn({ parent }, 'the npm process that started the service has exited: stopping');
+    process.kill(process.pid, 'SIGTERM');
+  }, PARENT_CHECK_MS);
+  check.unref();
 }
 
 /** What the service runs with; `listening` comes last, once it takes requests. */

@@ -1,6 +1,12 @@
 import type { DatabaseConfig } from './config';
 import type { Db, DbLog } from './db/connection';
-import { migrate as migrateParts, migrateDatabase as migrateDatabaseParts, migrationSource as sourceOf } from './db/migrations';
+import {
+  migrate as migrateParts,
+  migrateDatabase as migrateDatabaseParts,
+  migrationNames,
+  misnumberedMigration as misnumbered,
+  migrationSource as sourceOf,
+} from './db/migrations';
 import { searchSchema } from './search';
 
 // The database's schema: the records' own migrations (src/db/migrations.ts) and search's index
@@ -20,3 +26,8 @@ export function migrate(db: Db): Promise<void> {
 
 /** Every migration as knex reads them, for tests that step one back (`migrate.down`). */
 export const migrationSource = sourceOf(parts);
+
+/** Why the migrations' names are wrong (a number used twice, search's included), or undefined. */
+export function misnumberedMigration(): string | undefined {
+  return misnumbered(migrationNames(parts));
+}

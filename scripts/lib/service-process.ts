@@ -2,8 +2,8 @@
 // Arazzo runner (scripts/respect.mjs) and the benchmark start it. Node runs it directly, with no
 // npm or npx wrapper that would add its own lines to stderr or stand between it and its signals.
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { staleBuild } from '../../src/buildStamp';
 
 export const ROOT = resolve(__dirname, '../..');
 
@@ -68,22 +68,10 @@ function nodeArguments(entry: Entry): string[] {
   return ['--import', 'tsx', entry === 'source' ? join(ROOT, 'src', 'main.ts') : resolve(ROOT, entry)];
 }
 
-function newestSource(dir: string): number {
-  let newest = 0;
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    newest = Math.max(newest, entry.isDirectory() ? newestSource(path) : statSync(path).mtimeMs);
-  }
-  return newest;
-}
-
-/** A missing or stale dist/ would run (or measure) other code than src/ holds: refuse it. */
+/** A missing or stale dist/ would run (or measure) other code than src/ holds: refuse it, as the service itself does. */
 export function assertBuilt(): void {
-  const main = join(ROOT, 'dist', 'main.js');
-  if (!existsSync(main)) throw new Error('dist/main.js is missing: run `npm run build` first');
-  if (newestSource(join(ROOT, 'src')) > statSync(main).mtimeMs) {
-    throw new Error('dist/ is older than src/: run `npm run build` first');
-  }
+  const stale = staleBuild(ROOT);
+  if (stale) throw new Error(stale);
 }
 
 export function spawnService({ entry, env, nodeArgs = [], forgetAfterStart = false }: ServiceOptions): ServiceProcess {

@@ -274,11 +274,36 @@ async function textToNfc(db: Knex, table: string): Promise<void> {
   }
 }
 
+/**
+ * Why the migrations' names are wrong, or undefined: each is `YYYYMMDD_NNN_what`, its NNN used
+ * once. Names run in date order, so a repeated number still runs, but no longer says which came
+ * first, and the next one is counted from the wrong place.
+ */
+export function misnumberedMigration(names: readonly string[]): string | undefined {
+  const byNumber = new Map<string, string>();
+  for (const name of [...names].sort()) {
+    const number = /^\d{8}_(\d{3})_[a-z0-9_]+$/.exec(name)?.[1];
+    if (number === undefined) return `migration ${name} is not named YYYYMMDD_NNN_what`;
+    const first = byNumber.get(number);
+    if (first) return `migrations ${first} and ${name} share the number ${number}: give ${name} the next free one`;
+    byNumber.set(number, name);
+  }
+  return undefined;
+}
+
+/** Every migration's name: these and `parts`'. */
+export function migrationNames(parts: SchemaParts): string[] {
+  return Object.keys({ ...migrations, ...parts.migrations }).sort();
+}
+
 /** The migrations as knex reads them: these and `parts`', in the order of their keys. */
 export function migrationSource(parts: SchemaParts): Knex.MigrationSource<string> {
   const all: Record<string, Migration> = { ...migrations, ...parts.migrations };
   return {
-    getMigrations: () => Promise.resolve(Object.keys(all).sort()),
+    getMigrations: () => {
+      const wrong = misnumberedMigration(migrationNames(parts));
+      return wrong ? Promise.reject(new Error(wrong)) : Promise.resolve(migrationNames(parts));
+    },
     getMigrationName: (name) => name,
     getMigration: (name) => Promise.resolve({ up: (db: Knex) => all[name].up(db, parts), down: (db: Knex) => all[name].down(db, parts) }),
   };

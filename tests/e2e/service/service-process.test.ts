@@ -6,7 +6,7 @@ import { minimalEnv, ROOT, START_NODE_OPTIONS, spawnService } from '../../../scr
 // The tests and the benchmark run the built service as `npm start` does, Node's options included.
 test('the built entry runs what npm start runs', () => {
   const { scripts } = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  expect(scripts.start).toBe(['node', ...START_NODE_OPTIONS, 'dist/main.js'].join(' '));
+  expect(scripts.start).toBe(['exec', 'node', ...START_NODE_OPTIONS, 'dist/main.js'].join(' '));
 });
 
 // A child's 'exit' can come before its last output is read (here, for 1 to 3 of 20 children that
