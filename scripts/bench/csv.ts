@@ -6,7 +6,7 @@ import { createRequire } from 'node:module';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { CsvParser } from '../import/csv';
-import { csvLine } from '../../src/http/export';
+import { csvLine } from '../../src/handlers/export';
 
 const { values } = parseArgs({ options: { rows: { type: 'string', default: '100000' } } });
 const ROWS = Number(values.rows);
