@@ -56,6 +56,8 @@ export async function readmeExample(): Promise<string> {
     body: { title: 'The Hobbit', author: 'J. R. R. Tolkien', isbn: '9780547928227' },
   });
   if (error) throw new Error(`${error.status} ${error.detail}`);
+  // A 204 has no body: with Prefer: return=minimal, or a token that may not read books.
+  if (!book) throw new Error('the create answered no body');
   const { data: page } = await api.GET('/api/books/', { params: { query: { search: 'tolkien', page_size: 20 } } });
   return `${book.id}: ${page?.count} ${page?.results.map((b) => b.title).join()}`;
 }
