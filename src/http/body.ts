@@ -58,11 +58,12 @@ export function jsonBody(routes: RouteTable, limit: number) {
     // body-parser knows the alias `utf8` by no name (it takes charsets spelled `utf-*` only) and
     // would refuse the body with a 415: it is handed the charset's own name.
     if (charset === 'utf8') req.headers['content-type'] = 'application/json; charset=utf-8';
-    // body-parser refuses a declared length over the limit only after reading the whole body;
-    // it is refused unread, and the connection closes rather than read it for nothing. (A
+    // A client waiting for 100 Continue has sent none of its body: a declared length over the
+    // limit is refused then, and the connection closes. One already sending is read to the end
+    // by body-parser before its 413: closing under it would cut the answer off (EPIPE). (A
     // compressed body's length says nothing of its inflated size: the parser checks that.)
     const encoding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
-    if (encoding === 'identity' && Number(req.headers['content-length']) > limit) {
+    if (continueHeld.has(req) && encoding === 'identity' && Number(req.headers['content-length']) > limit) {
       res.setHeader('Connection', 'close');
       return next(Object.assign(new Error('declared length over the limit'), { type: 'entity.too.large' }));
     }

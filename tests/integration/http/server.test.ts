@@ -410,14 +410,14 @@ describe('the real app, with scoped tokens', () => {
     expect(Date.now() - started).toBeLessThan(1000);
   });
 
-  // Without Expect too: body-parser read every byte of a body it was going to refuse, then the 413.
-  test('a declared length over the limit: 413 at once, unread, then close', async () => {
+  // Without Expect the client is already sending: its body is read, then the 413, so the client
+  // gets the answer instead of a connection cut under its upload.
+  test('a declared length over the limit, sent whole without Expect: 413 once it is read', async () => {
     const head = `POST /api/posts/ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${writer.token}\r\nContent-Type: application/json\r\n`;
-    const { answers, closed } = await talk(port, `${head}Content-Length: 3000000\r\n\r\n{"title":"`);
+    const body = `{"title":"${'x'.repeat(3_000_000 - 12)}"}`;
+    const { answers } = await talk(port, `${head}Content-Length: ${body.length}\r\n\r\n${body}`);
     expect(answers.map((a) => a.status)).toEqual([413]);
     expectProblem(answers[0], 413);
-    expect(answers[0].headers.get('connection')).toBe('close');
-    expect(closed).toBe(true);
   });
 
   test('Expect: 100-continue that may go on: 100 Continue, then the body, then 204 on a kept connection', async () => {
