@@ -266,6 +266,7 @@ export async function runSoak(options: BenchOptions): Promise<void> {
 
   const count = (status: string) => tally.statuses.set(status, (tally.statuses.get(status) ?? 0) + 1);
   const idle = idleClients(base);
+  let closedDuringRun: number | undefined;
   let stopped: { ms: number; openAtStop: number; code: number | null; signal: NodeJS.Signals | null } | undefined;
   try {
     // Every 5 s (a tenth of a short run); the first after a tenth of the run, once the load's
@@ -313,6 +314,8 @@ export async function runSoak(options: BenchOptions): Promise<void> {
     stopping = true;
     // Stopped with the idle and half-open connections still open: shutdown must not wait for them.
     const openAtStop = idle.open();
+    // Counted before the stop, which closes every one of them.
+    closedDuringRun = idle.closedByService();
     const t0 = Date.now();
     const exit = await service.stop();
     stopped = { ms: Date.now() - t0, openAtStop, ...exit };
@@ -345,7 +348,7 @@ export async function runSoak(options: BenchOptions): Promise<void> {
     `(after \`npm run build\`). ${new Date().toISOString()}; ${cpu.length} cores (${cpu[0]?.model.trim() ?? 'unknown CPU'}), ${Math.round(totalmem() / 2 ** 30)} GiB RAM, Linux ${release()}, Node ${process.version}; the load generator, the service (WEB_CONCURRENCY=${workers}) and the database share the machine.`,
     `Load average (1, 5, 15 min) before: ${loadBefore}; after: ${loadAfter}.`,
     '',
-    `${tally.requests.toLocaleString('en')} requests (${Math.round(tally.requests / seconds)}/s, mix: 30% get, 15% list, 5% cursor, 15% search, 10% create, 10% patch, 3% delete, 2% export, 10% bad; and a broken chunked body every ${Math.round(Math.min(10, seconds / 3))} s; beside them ${IDLE_CLIENTS} idle and ${IDLE_CLIENTS} half-open connections, ${idle.closedByService()} of them closed by the service and opened again), ${tally.failures} without an answer.`,
+    `${tally.requests.toLocaleString('en')} requests (${Math.round(tally.requests / seconds)}/s, mix: 30% get, 15% list, 5% cursor, 15% search, 10% create, 10% patch, 3% delete, 2% export, 10% bad; and a broken chunked body every ${Math.round(Math.min(10, seconds / 3))} s; beside them ${IDLE_CLIENTS} idle and ${IDLE_CLIENTS} half-open connections, ${closedDuringRun} of them closed by the service during the run and opened again), ${tally.failures} without an answer.`,
     '',
     '| | start | middle | end | target | |',
     '|---|---|---|---|---|---|',
