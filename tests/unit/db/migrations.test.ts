@@ -13,11 +13,7 @@ test.each([
     ['20261128_013_search_postings', '20261122_001_records', '20261201_013_comments'],
     'migrations 20261128_013_search_postings and 20261201_013_comments share the number 013: give 20261201_013_comments the next free one',
   ],
-  [
-    'a name without a number',
-    ['20261122_001_records', '20261201_comments'],
-    'migration 20261201_comments is not named YYYYMMDD_NNN_what',
-  ],
+  ['a name without a number', ['20261122_001_records', '20261201_comments'], 'migration 20261201_comments is not named YYYYMMDD_NNN_what'],
 ])('%s is refused', (_name, names, want) => {
   expect(misnumberedMigration(names)).toBe(want);
 });
