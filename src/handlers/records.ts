@@ -60,11 +60,16 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
     sendJson(res, status, stringifier(ctx.operation, status)(serialize(row)));
   }
 
-  /** A write's answer: the record, or 204 with its ETag alone (answerMinimal says when). */
-  function sendWritten(ctx: Context, req: Request, res: Response, status: number, row: Row): void {
-    if (!answerMinimal(req, res, c.name)) return sendRecord(ctx, res, status, row);
+  /** A write's answer without a body: 204 with the record's ETag alone. */
+  function sendNoBody(res: Response, row: Row): void {
     res.setHeader('ETag', etag(row.version));
     res.status(204).end();
+  }
+
+  /** A write's answer: the record, or no body (answerMinimal says when). */
+  function sendWritten(ctx: Context, req: Request, res: Response, status: number, row: Row): void {
+    if (answerMinimal(req, res, c.name)) return sendNoBody(res, row);
+    sendRecord(ctx, res, status, row);
   }
 
   function sendPage(ctx: Context, res: Response, body: PageOf<ResourceName>): void {
@@ -189,9 +194,8 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       const created = await createIdempotently(db, c.name, req, res, bodyOf(ctx), record, minimal ? undefined : serialize);
       if (created.kind !== 'created') return created.send(res);
       res.location(`/api/${c.name}/${created.row.id}/`);
-      if (!minimal) return sendRecord(ctx, res, 201, created.row);
-      res.setHeader('ETag', etag(created.row.version));
-      res.status(204).end();
+      if (minimal) return sendNoBody(res, created.row);
+      sendRecord(ctx, res, 201, created.row);
     },
 
     async get(ctx, req, res) {
