@@ -1,0 +1,157 @@
+// Keeps a record table's sets exact: a write's triggers list the record as pending (with its
+// text as the sets last saw it), and `indexPending` moves pending records into the sets in
+// batches. Until then a search checks pending records with the scan's predicate.
+import type { Knex } from 'knex';
+import { isMysql } from '../../db/connection';
+import { retrying } from '../../db/retry';
+import { searchFold } from '../fold';
+import { foldCollation } from '../predicate';
+import { KeyGatherer } from './keys';
+import { changeSets, type SetChange, setTables } from './store';
+
+export function pendingTable(table: string): string {
+  return `${table}_search_set_pending`;
+}
+
+/** The pending table's column that keeps a field's text as the sets hold it. */
+function oldColumn(field: string): string {
+  return `old_${field}`;
+}
+
+/**
+ * SQL of the pending table and the triggers that fill it, for either database. `indexed`: 1 when
+ * the sets hold the record (its old text then says what to take out), 0 for a record they lack.
+ * The first write since the last batch decides; later ones find the row there and leave it.
+ */
+export function pendingStatements(mysql: boolean, table: string, fields: readonly string[]): string[] {
+  const p = pendingTable(table);
+  const q = (name: string) => (mysql ? `\`${name}\`` : `"${name}"`);
+  const olds = fields.map((f) => q(oldColumn(f)));
+  const text = mysql ? 'LONGTEXT' : 'TEXT';
+  const keep = mysql ? 'ON DUPLICATE KEY UPDATE id = id' : 'ON CONFLICT (id) DO NOTHING';
+  const insert = (row: 'NEW' | 'OLD', indexed: 0 | 1) =>
+    `INSERT INTO ${q(p)} (id, indexed${olds.map((o) => `, ${o}`).join('')}) VALUES (${row}.id, ${indexed}${fields
+      .map((f) => `, ${indexed ? `OLD.${q(f)}` : 'NULL'}`)
+      .join('')}) ${keep}`;
+  const unchanged = fields.map((f) => (mysql ? `NEW.${q(f)} <=> OLD.${q(f)}` : `NEW.${q(f)} IS OLD.${q(f)}`)).join(' AND ');
+  const trigger = (name: string, when: string, body: string, only?: string) => {
+    const head = `CREATE TRIGGER ${q(`${table}_set_${name}`)} AFTER ${when} ON ${q(table)} FOR EACH ROW`;
+    if (mysql) return only ? `${head} IF ${only} THEN ${body}; END IF` : `${head} ${body}`;
+    return `${head}${only ? ` WHEN ${only}` : ''} BEGIN ${body}; END`;
+  };
+  return [
+    `CREATE TABLE ${q(p)} (id BIGINT ${mysql ? 'UNSIGNED ' : ''}NOT NULL PRIMARY KEY, indexed ${mysql ? 'TINYINT' : 'INTEGER'} NOT NULL${olds
+      .map((o) => `, ${o} ${text} NULL`)
+      .join('')})${mysql ? ' ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin' : ''}`,
+    trigger('insert', 'INSERT', insert('NEW', 0)),
+    trigger('update', 'UPDATE', insert('OLD', 1), `NOT (${unchanged})`),
+    trigger('delete', 'DELETE', insert('OLD', 1)),
+  ];
+}
+
+/** Records per batch: one transaction each. */
+const BATCH = 1000;
+
+interface PendingRow {
+  id: number | string;
+  indexed: number;
+  [old: string]: unknown;
+}
+
+/**
+ * Moves every pending record of `table` into its sets, in batches of `batch` (each its own
+ * transaction); returns how many were indexed. Text is folded as the scan folds it: by the
+ * collation's LOWER on MySQL, by searchFold on SQLite.
+ */
+export async function indexPending(
+  db: Knex,
+  table: string,
+  fields: readonly string[],
+  options: { batch?: number; onProgress?: (n: number) => void | Promise<void> } = {},
+): Promise<number> {
+  const batch = options.batch ?? BATCH;
+  let done = 0;
+  for (;;) {
+    const n = await retrying(() => db.transaction((trx) => indexBatch(trx, table, fields, batch)));
+    if (!n) return done;
+    done += n;
+    await options.onProgress?.(done);
+  }
+}
+
+async function indexBatch(trx: Knex.Transaction, table: string, fields: readonly string[], batch: number): Promise<number> {
+  const p = pendingTable(table);
+  // Locked: a writer's trigger waits for this batch, then lists its record again with the text
+  // this batch read as the sets' (the record's row before that writer's change).
+  const pending = (await trx(p)
+    .select('id', 'indexed', ...fields.map(oldColumn))
+    .orderBy('id')
+    .limit(batch)
+    .forUpdate()) as PendingRow[];
+  if (!pending.length) return 0;
+  const ids = pending.map((r) => r.id);
+  const mysql = isMysql(trx);
+  const collation = mysql ? await foldCollation(trx) : undefined;
+  const fold = (column: string, as: string) =>
+    mysql
+      ? trx.raw(`LOWER(?? COLLATE ${collation ?? 'utf8mb4_bin'}) COLLATE utf8mb4_bin AS ??`, [column, as])
+      : trx.raw('?? AS ??', [column, as]);
+  const current: Record<string, unknown>[] = await trx(table)
+    .whereIn('id', ids)
+    .select('id', ...fields.map((f) => fold(f, f)));
+  const olds = pending.filter((r) => Number(r.indexed) === 1);
+  const before: Record<string, unknown>[] = olds.length
+    ? await trx(p)
+        .whereIn(
+          'id',
+          olds.map((r) => r.id),
+        )
+        .select('id', ...fields.map((f) => fold(oldColumn(f), f)))
+    : [];
+  const words: { word: Buffer }[] = await trx(setTables(table).pairable).select('word');
+  const pairable = new Set(words.map((r) => r.word.toString()));
+  const changes = diff(keysOfRows(before, fields, pairable, mysql), keysOfRows(current, fields, pairable, mysql));
+  await changeSets(trx, table, changes);
+  await trx(p).whereIn('id', ids).delete();
+  return pending.length;
+}
+
+/** Each key of these rows (by increasing id) with its ids. */
+function keysOfRows(
+  rows: Record<string, unknown>[],
+  fields: readonly string[],
+  pairable: ReadonlySet<string>,
+  folded: boolean,
+): Map<string, Uint32Array> {
+  const gatherer = new KeyGatherer((w) => pairable.has(w));
+  const sorted = [...rows].sort((a, b) => Number(a.id) - Number(b.id));
+  for (const row of sorted) {
+    const texts = fields.map((f) => row[f]).filter((v): v is string => typeof v === 'string');
+    gatherer.add(Number(row.id), folded ? texts : texts.map(searchFold));
+  }
+  return new Map(gatherer.drain());
+}
+
+/** What takes each key's ids from `before` to `after`. */
+export function diff(before: ReadonlyMap<string, Uint32Array>, after: ReadonlyMap<string, Uint32Array>): SetChange[] {
+  const changes: SetChange[] = [];
+  for (const [key, now] of after) {
+    const was = before.get(key);
+    const add = was ? minus(now, was) : now;
+    const remove = was ? minus(was, now) : [];
+    if (add.length || remove.length) changes.push({ key, add, remove });
+  }
+  for (const [key, was] of before) if (!after.has(key)) changes.push({ key, add: [], remove: was });
+  return changes;
+}
+
+/** The ids of sorted `a` not in sorted `b`. */
+function minus(a: Uint32Array, b: Uint32Array): number[] {
+  const out: number[] = [];
+  let j = 0;
+  for (let i = 0; i < a.length; i++) {
+    while (j < b.length && b[j] < a[i]) j++;
+    if (j >= b.length || b[j] !== a[i]) out.push(a[i]);
+  }
+  return out;
+}
