@@ -120,13 +120,15 @@ const REQUEST_TIMEOUT_S = 60;
 
 export async function measure(
   url: string,
-  request: autocannon.Request,
+  /** Several: each connection sends them in turn, over and over (a client typing, say). */
+  request: autocannon.Request | autocannon.Request[],
   seconds: number,
   connections: number,
   serverPid?: number,
 ): Promise<Measurement> {
   const split = serverPid ? cpuSplit(serverPid) : () => undefined;
-  const result = await autocannon({ url, connections, duration: seconds, timeout: REQUEST_TIMEOUT_S, requests: [request] });
+  const requests = Array.isArray(request) ? request : [request];
+  const result = await autocannon({ url, connections, duration: seconds, timeout: REQUEST_TIMEOUT_S, requests });
   const statusCodes = Object.fromEntries(
     Object.entries(result.statusCodeStats ?? {}).map(([code, s]) => [code, (s as { count: number }).count]),
   );

@@ -30,6 +30,29 @@ export const SEARCH_SCENARIOS: SearchScenario[] = [
   { title: 'cursor-mode page 1', search: words[1500], cursor: true },
 ];
 
+/**
+ * A search box without debounce: each of these typed one character at a time, a query per
+ * keystroke from the first (a rare, a medium, a common and an accented word, then a second
+ * word after a common one). The typing scenario cycles through every keystroke.
+ */
+export const TYPED = [words[25000], words[1500], 'where', accented, `where ${words[800]}`];
+export const KEYSTROKES = TYPED.flatMap((typed) => Array.from({ length: typed.length }, (_, i) => typed.slice(0, i + 1)));
+
+/** One client alone: searches that no index of words answers without reading rows. */
+export const LONE_QUERIES = [
+  'e',
+  'th',
+  'é',
+  '"e b"',
+  '"and the"',
+  'the',
+  'where the',
+  // The longest search the spec allows: 200 characters.
+  Array.from({ length: 40 }, (_, i) => words[i % 50])
+    .join(' ')
+    .slice(0, 200),
+];
+
 const spec = { table: 'posts', searchFields: ['title', 'content'] };
 const order = [
   { column: 'created_at', desc: true },

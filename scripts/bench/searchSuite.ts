@@ -23,7 +23,7 @@ import { diskSizes, type DiskSizes } from './diskSize';
 import { databaseUrlFor, type BenchOptions } from './options';
 import { writeReport } from './report';
 import { measure, type Measurement } from './scenarios';
-import { percentile, scanOnce, SEARCH_SCENARIOS, type SearchScenario, searchOneClient } from './search';
+import { KEYSTROKES, LONE_QUERIES, percentile, scanOnce, SEARCH_SCENARIOS, type SearchScenario, searchOneClient } from './search';
 import { assertBuilt } from '../lib/service-process';
 import { ROOT, startServer } from './servers';
 
@@ -34,6 +34,9 @@ import { ROOT, startServer } from './servers';
 const FEW = { share: 0.01, connections: 16, p99Ms: 250 };
 const SOME = { share: 0.2, connections: 16, perSecond: 50 };
 const MANY = { connections: 32, perSecond: 5, othersP99Ms: 100 };
+/** Clients typing in a search box, a query per keystroke; and one client's every search alone. */
+const TYPING = { connections: 16, perSecond: 200, p50Ms: 20, p99Ms: 250 };
+const LONE = { withinMs: 1000 };
 /** Import of the corpus, index included, and the index's size against its table's. */
 const IMPORT_SECONDS = 300;
 const INDEX_TIMES_TABLE = 2;
@@ -48,6 +51,24 @@ interface Imported {
   exclusive: boolean;
   /** The import's own progress lines, the last of each kind (checked, written, indexed, listed, imported). */
   phases: string[];
+}
+
+interface LoneResult {
+  search: string;
+  status: number;
+  ms: number;
+}
+
+/** Each search once, one client alone over HTTP, on a quiet service. */
+async function loneClient(url: string): Promise<LoneResult[]> {
+  const out: LoneResult[] = [];
+  for (const search of LONE_QUERIES) {
+    const started = process.hrtime.bigint();
+    const res = await fetch(new URL(`/api/posts/?search=${encodeURIComponent(search)}`, url));
+    await res.arrayBuffer();
+    out.push({ search, status: res.status, ms: Number(process.hrtime.bigint() - started) / 1e6 });
+  }
+  return out;
 }
 
 interface SearchResult {
@@ -177,6 +198,8 @@ export async function runSearchBench(options: BenchOptions): Promise<void> {
   let db = openDb(config, { size: 2, queryTimeoutMs: 3_600_000 });
   let imported: Imported | undefined;
   const results: SearchResult[] = [];
+  let typing: Measurement | undefined;
+  let lone: LoneResult[] | undefined;
   let version: string;
   let sizes: DiskSizes;
   try {
@@ -224,6 +247,20 @@ export async function runSearchBench(options: BenchOptions): Promise<void> {
         );
         results.push({ scenario, count: one.count, oneClient, scan, http, connections, share, others });
       }
+      console.log(`typing: ${KEYSTROKES.length} keystrokes, each client in turn, ×${TYPING.connections}`);
+      const strokes = KEYSTROKES.map((k) => ({ method: 'GET' as const, path: `/api/posts/?search=${encodeURIComponent(k)}` }));
+      if (options.warmup > 0) {
+        await settled();
+        await measure(service.url, strokes, options.warmup, TYPING.connections);
+      }
+      await settled();
+      typing = await measure(service.url, strokes, options.duration, TYPING.connections);
+      console.log(
+        `  ${typing.requestsPerSecond.toFixed(1)} keystrokes/s, p50 ${typing.p50} ms, p99 ${typing.p99} ms, ${JSON.stringify(typing.statusCodes)}`,
+      );
+      await settled();
+      lone = await loneClient(service.url);
+      for (const l of lone) console.log(`  alone: ${l.search.slice(0, 40)}: ${l.status} in ${l.ms.toFixed(0)} ms`);
     } finally {
       await service.stop();
     }
@@ -248,12 +285,14 @@ export async function runSearchBench(options: BenchOptions): Promise<void> {
     imported,
     sizes,
     results,
+    typing,
+    lone: lone ?? [],
   });
   console.log(`\n${markdown}\n`);
   const out = resolve(ROOT, options.out);
   writeReport(out, markdown, `bench-search-${isMysqlUrl(url) ? 'mysql' : 'sqlite'}`);
   console.log(`report written to ${out}`);
-  const failures = results.reduce((n, r) => n + r.http.failures + (r.others?.failures ?? 0), 0);
+  const failures = results.reduce((n, r) => n + r.http.failures + (r.others?.failures ?? 0), 0) + (typing?.failures ?? 0);
   if (failures || results.some((r) => r.http.requests === 0)) throw new Error('requests failed or went unanswered; see the report');
 }
 
@@ -272,6 +311,8 @@ interface SearchReport {
   imported?: Imported;
   sizes: DiskSizes;
   results: SearchResult[];
+  typing?: Measurement;
+  lone: LoneResult[];
 }
 
 const int = (n: number) => Math.round(n).toLocaleString('en');
@@ -334,6 +375,44 @@ export function renderSearchReport(r: SearchReport): string {
       'in runs of the same commit (compare the two blocks). ' +
       `${r.rows === 1_000_000 ? '' : `The targets are set at 1,000,000 posts; this run has ${int(r.rows)}. `}` +
       'Missed targets are reported here, never turned into a failing exit code.',
+    '',
+    ...typingLines(r),
   ];
   return lines.join('\n');
+}
+
+/** The typing scenario's and the lone client's lines of the report. */
+function typingLines(r: SearchReport): string[] {
+  const lines: string[] = [];
+  if (r.typing) {
+    const t = r.typing;
+    const met =
+      t.requests > 0 &&
+      t.failures === 0 &&
+      t.shed === 0 &&
+      t.requestsPerSecond >= TYPING.perSecond &&
+      t.p50 <= TYPING.p50Ms &&
+      t.p99 <= TYPING.p99Ms;
+    lines.push(
+      `Typing: ${TYPING.connections} clients each sending, one after another, the ${KEYSTROKES.length} keystrokes of ` +
+        `${[...new Set(KEYSTROKES.filter((k, i) => KEYSTROKES[i + 1]?.startsWith(k) !== true))].map((w) => `\`${w}\``).join(', ')}, ` +
+        `one query per keystroke from the first character: **${t.requestsPerSecond.toFixed(1)} keystrokes/s, p50 ${ms(t.p50)} ms, ` +
+        `p99 ${ms(t.p99)} ms**, answers ${JSON.stringify(t.statusCodes)} (target ≥ ${TYPING.perSecond}/s, p50 ≤ ${TYPING.p50Ms} ms, ` +
+        `p99 ≤ ${TYPING.p99Ms} ms, every answer 2xx: ${met ? 'met' : 'missed'}).`,
+      '',
+    );
+  }
+  if (r.lone.length) {
+    lines.push(
+      `One client alone, each search once over HTTP (target: 200 within ${LONE.withinMs} ms):`,
+      '',
+      '| search | status | ms | met |',
+      '|---|--:|--:|:-:|',
+      ...r.lone.map(
+        (l) =>
+          `| \`${l.search.length > 40 ? `${l.search.slice(0, 40)}…` : l.search}\` | ${l.status} | ${int(l.ms)} | ${l.status === 200 && l.ms <= LONE.withinMs ? 'met' : 'missed'} |`,
+      ),
+    );
+  }
+  return lines;
 }
