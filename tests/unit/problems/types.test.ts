@@ -91,3 +91,10 @@ const code = sources(SRC)
 test.each(PROBLEM_KINDS)('%s is named by some code that answers it', (kind) => {
   expect(code).toContain(`'${kind}'`);
 });
+
+// docs/rules.md shows a row a kind; it must name each kind once, with its status.
+test("docs/rules.md's table of errors names every kind once, with its status", () => {
+  const rules = readFileSync(resolve(__dirname, '../../../docs/rules.md'), 'utf8');
+  const rows = [...rules.matchAll(/^\| (\d{3}) \| `([a-z-]+)` \|/gm)].map(([, status, kind]) => [kind, Number(status)]);
+  expect(rows).toEqual(PROBLEM_KINDS.map((kind) => [kind, PROBLEM_TYPES[kind].status]).sort((a, b) => (a[1] as number) - (b[1] as number)));
+});
