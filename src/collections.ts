@@ -25,7 +25,7 @@ type Assert<T extends true> = T;
 export type SpecHasOurs = Assert<RecordOperationId extends OperationId ? true : false>;
 export type OursCoverSpec = Assert<Exclude<OperationId, ServiceOperationId> extends RecordOperationId ? true : false>;
 /** Operations around the records (src/handlers/service.ts). */
-type ServiceGetId = 'getOpenApiJson' | 'getOpenApiYaml' | 'getDocs' | 'getHealth' | 'getReadiness' | 'getMetrics';
+type ServiceGetId = 'getOpenApiJson' | 'getOpenApiYaml' | 'getDocs' | 'getHealth' | 'getReadiness' | 'getMetrics' | 'getProblemType';
 export type ServiceOperationId = ServiceGetId | (ServiceGetId extends `get${infer N}` ? `head${N}` : never);
 
 /**

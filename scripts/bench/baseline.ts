@@ -6,6 +6,7 @@ import { createPool, type Pool, type RowDataPacket, type ResultSetHeader } from 
 import { collections } from '../../src/collections';
 import { apiTimestamp, dbTimestamp } from '../../src/db/time';
 import { encodeCursor, fingerprint } from '../../src/handlers/cursor';
+import { problemBody } from '../../src/problems';
 
 const SEARCH_FIELDS: Record<string, readonly string[]> = Object.fromEntries(collections.map((c) => [c.name, c.searchFields]));
 const FOLD_COLLATIONS = ['utf8mb4_uca1400_as_cs', 'utf8mb4_0900_as_cs'];
@@ -43,11 +44,9 @@ function serialize(row: Row): Record<string, unknown> {
   };
 }
 
-function problem(res: Response, status: number, detail: string): void {
-  res
-    .status(status)
-    .type('application/problem+json')
-    .send(JSON.stringify({ type: 'about:blank', title: 'Not Found', status, detail }));
+function problem(res: Response, kind: 'not-found' | 'route-not-found' | 'page-not-found', detail: string): void {
+  const body = problemBody(kind, detail);
+  res.status(body.status).type('application/problem+json').send(JSON.stringify(body));
 }
 
 /** The query as express 5's default (simple) parser gives it: a string, or an array when repeated. */
@@ -93,7 +92,7 @@ async function main(): Promise<void> {
 
   app.get('/api/:collection/', async (req, res) => {
     const name = table(req);
-    if (!name) return problem(res, 404, 'Nothing here');
+    if (!name) return problem(res, 'route-not-found', 'Nothing here');
     const page = Number(req.query.page ?? 1);
     const pageSize = Number(req.query.page_size ?? 10);
     if (req.query.cursor !== undefined) return cursorPage(req, res, name, pageSize);
@@ -107,7 +106,7 @@ async function main(): Promise<void> {
     const [[{ n }]] = await db.query<RowDataPacket[]>(`select count(*) as \`n\` from ??${filter}`, [name, ...bindings]);
     const count = Number(n);
     const offset = (page - 1) * pageSize;
-    if (page > 1 && offset >= count) return problem(res, 404, `Page ${page} is past the last page`);
+    if (page > 1 && offset >= count) return problem(res, 'page-not-found', `Page ${page} is past the last page`);
     const [rows] = await db.query<Row[]>(`select * from ??${filter} order by \`created_at\` desc, \`id\` desc limit ? offset ?`, [
       name,
       ...bindings,
@@ -145,13 +144,13 @@ async function main(): Promise<void> {
   app.get('/api/:collection/:id/', async (req, res) => {
     const name = table(req);
     const row = name && (await findRow(name, Number(req.params.id)));
-    if (!row) return problem(res, 404, 'No record with this id');
+    if (!row) return problem(res, 'not-found', 'No record with this id');
     res.json(serialize(row));
   });
 
   app.post('/api/:collection/', express.json(), async (req, res) => {
     const name = table(req);
-    if (!name) return problem(res, 404, 'Nothing here');
+    if (!name) return problem(res, 'route-not-found', 'Nothing here');
     const stamp = dbTimestamp();
     const values: Record<string, unknown> = { ...(req.body as Record<string, unknown>), created_at: stamp, updated_at: stamp };
     const columns = Object.keys(values).sort();
@@ -165,7 +164,7 @@ async function main(): Promise<void> {
 
   app.patch('/api/:collection/:id/', express.json(), async (req, res) => {
     const name = table(req);
-    if (!name) return problem(res, 404, 'Nothing here');
+    if (!name) return problem(res, 'route-not-found', 'Nothing here');
     const values: Record<string, unknown> = { ...(req.body as Record<string, unknown>), updated_at: dbTimestamp() };
     const columns = Object.keys(values);
     const [result] = await db.query<ResultSetHeader>(`update ?? set ${columns.map(() => '?? = ?').join(', ')} where \`id\` = ?`, [
@@ -174,7 +173,7 @@ async function main(): Promise<void> {
       Number(req.params.id),
     ]);
     const row = result.affectedRows ? await findRow(name, Number(req.params.id)) : undefined;
-    if (!row) return problem(res, 404, 'No record with this id');
+    if (!row) return problem(res, 'not-found', 'No record with this id');
     res.json(serialize(row));
   });
 

@@ -31,9 +31,14 @@ export function authenticate(authenticator: Authenticator): Middleware {
 }
 
 function unauthorized(badToken: boolean): HttpProblem {
-  return new HttpProblem(401, badToken ? 'The bearer token is not valid' : 'This API requires Authorization: Bearer <token>', undefined, {
-    'WWW-Authenticate': badToken ? 'Bearer realm="records", error="invalid_token"' : 'Bearer realm="records"',
-  });
+  return new HttpProblem(
+    badToken ? 'token-invalid' : 'token-missing',
+    badToken ? 'The bearer token is not valid' : 'This API requires Authorization: Bearer <token>',
+    undefined,
+    {
+      'WWW-Authenticate': badToken ? 'Bearer realm="records", error="invalid_token"' : 'Bearer realm="records"',
+    },
+  );
 }
 
 /**
@@ -51,7 +56,7 @@ export function authorize(required: ReadonlyMap<string, readonly string[]>): Mid
     const list = missing.join(' ');
     next(
       new HttpProblem(
-        403,
+        'scope-missing',
         `This token lacks the scope ${missing.join(', ')} that ${operation?.operationId} needs`,
         missing.map((s) => ({ field: 'Authorization', message: `needs the scope ${s}` })),
         { 'WWW-Authenticate': `Bearer realm="records", error="insufficient_scope", scope="${list}"` },

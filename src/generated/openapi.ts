@@ -800,6 +800,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/problems/{kind}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A problem type
+         * @description The page that a problem's `type` (`/problems/<kind>`) resolves to, for a person to read; its title, status, what it means and what its problems carry. A client branches on the `type` itself.
+         */
+        get: operations["getProblemType"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        /**
+         * A problem type (headers only)
+         * @description The status and headers that `GET` answers, without the body; an error too is its status and headers alone.
+         */
+        head: operations["headProblemType"];
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -833,8 +857,8 @@ export interface components {
         /**
          * @description An RFC 9457 problem detail.
          * @example {
-         *       "type": "about:blank",
-         *       "title": "Bad Request",
+         *       "type": "/problems/validation",
+         *       "title": "Invalid request",
          *       "status": 400,
          *       "detail": "Request validation failed",
          *       "errors": [
@@ -847,13 +871,13 @@ export interface components {
          */
         Problem: {
             /**
-             * @description A URI reference naming the problem type.
-             * @example about:blank
+             * @description The problem's kind, for a client to branch on: `/problems/<kind>`, `kind` being one of `ProblemKind`. A URI reference relative to the service: resolved against the request's URL, it is the kind's page (`GET /problems/{kind}`).
+             * @example /problems/validation
              */
             type: string;
             /**
-             * @description The HTTP status phrase.
-             * @example Bad Request
+             * @description The kind's title, the same for every problem of the kind (`ProblemKind` lists them).
+             * @example Invalid request
              */
             title: string;
             /**
@@ -874,6 +898,49 @@ export interface components {
             /** @description One entry per invalid field or parameter. */
             errors?: components["schemas"]["FieldError"][];
         };
+        /**
+         * @description Every kind of problem the service answers: a problem's `type` is `/problems/<kind>`. Each
+         *     kind has one status and one title; `also` lists what its problems may carry besides
+         *     `type`, `title`, `status`, `detail` and `request_id` (`errors` in the body; headers).
+         *     New kinds may be added: a client should treat a kind it does not know by its `status`.
+         *
+         *     | kind | status | title | also |
+         *     |---|---|---|---|
+         *     | validation | 400 | Invalid request | `errors` |
+         *     | malformed-body | 400 | Malformed request body | `errors` |
+         *     | malformed-precondition | 400 | Malformed precondition | `errors` |
+         *     | bad-framing | 400 | Bad message framing |  |
+         *     | duplicate-header | 400 | Header given twice |  |
+         *     | host-required | 400 | Host header required |  |
+         *     | incomplete-request | 400 | Incomplete request |  |
+         *     | token-missing | 401 | Bearer token required | `WWW-Authenticate` |
+         *     | token-invalid | 401 | Invalid bearer token | `WWW-Authenticate` |
+         *     | scope-missing | 403 | Scope missing | `errors`, `WWW-Authenticate` |
+         *     | route-not-found | 404 | No such path |  |
+         *     | not-found | 404 | Not found | `errors` |
+         *     | page-not-found | 404 | Page past the end |  |
+         *     | method-not-allowed | 405 | Method not allowed | `Allow` |
+         *     | not-acceptable | 406 | Not acceptable |  |
+         *     | request-timeout | 408 | Request timeout |  |
+         *     | unique | 409 | Unique value taken | `errors` |
+         *     | idempotency-in-flight | 409 | Idempotent request still running | `errors`, `Retry-After` |
+         *     | stale-etag | 412 | Stale ETag |  |
+         *     | etag-matched | 412 | ETag matched |  |
+         *     | body-too-large | 413 | Request body too large |  |
+         *     | unsupported-media-type | 415 | Unsupported media type |  |
+         *     | expectation-failed | 417 | Expectation failed |  |
+         *     | idempotency-mismatch | 422 | Idempotency key reused | `errors` |
+         *     | rate-limited | 429 | Rate limited | `Retry-After` |
+         *     | headers-too-large | 431 | Request headers too large |  |
+         *     | internal | 500 | Internal error |  |
+         *     | transfer-coding-not-implemented | 501 | Transfer coding not implemented |  |
+         *     | database-unavailable | 503 | Database unavailable | `Retry-After` |
+         *     | database-timeout | 503 | Database timeout | `Retry-After` |
+         *     | http-version | 505 | HTTP version not supported |  |
+         * @example validation
+         * @enum {string}
+         */
+        ProblemKind: "validation" | "malformed-body" | "malformed-precondition" | "bad-framing" | "duplicate-header" | "host-required" | "incomplete-request" | "token-missing" | "token-invalid" | "scope-missing" | "route-not-found" | "not-found" | "page-not-found" | "method-not-allowed" | "not-acceptable" | "request-timeout" | "unique" | "idempotency-in-flight" | "stale-etag" | "etag-matched" | "body-too-large" | "unsupported-media-type" | "expectation-failed" | "idempotency-mismatch" | "rate-limited" | "headers-too-large" | "internal" | "transfer-coding-not-implemented" | "database-unavailable" | "database-timeout" | "http-version";
         /**
          * @example {
          *       "field": "title",
@@ -1708,8 +1775,8 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Not Acceptable",
+                 *       "type": "/problems/not-acceptable",
+                 *       "title": "Not acceptable",
                  *       "status": 406,
                  *       "detail": "An export is application/x-ndjson or text/csv"
                  *     }
@@ -1739,10 +1806,10 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Precondition Failed",
+                 *       "type": "/problems/stale-etag",
+                 *       "title": "Stale ETag",
                  *       "status": 412,
-                 *       "detail": "The record has changed: its ETag is now \"4\""
+                 *       "detail": "The book with id 42 has changed"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1759,8 +1826,8 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Unprocessable Entity",
+                 *       "type": "/problems/idempotency-mismatch",
+                 *       "title": "Idempotency key reused",
                  *       "status": 422,
                  *       "detail": "This Idempotency-Key was used with a different request body",
                  *       "errors": [
@@ -1807,10 +1874,10 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Not Found",
+                 *       "type": "/problems/not-found",
+                 *       "title": "Not found",
                  *       "status": 404,
-                 *       "detail": "No record with id 42"
+                 *       "detail": "No book with id 42"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1827,8 +1894,8 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Not Found",
+                 *       "type": "/problems/page-not-found",
+                 *       "title": "Page past the end",
                  *       "status": 404,
                  *       "detail": "Page 7 is past the last page (3)"
                  *     }
@@ -1848,8 +1915,8 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Method Not Allowed",
+                 *       "type": "/problems/method-not-allowed",
+                 *       "title": "Method not allowed",
                  *       "status": 405,
                  *       "detail": "POST is not allowed on this path"
                  *     }
@@ -1867,8 +1934,8 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Method Not Allowed",
+                 *       "type": "/problems/method-not-allowed",
+                 *       "title": "Method not allowed",
                  *       "status": 405,
                  *       "detail": "POST is not allowed on this path"
                  *     }
@@ -1886,8 +1953,8 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Service Unavailable",
+                 *       "type": "/problems/database-unavailable",
+                 *       "title": "Database unavailable",
                  *       "status": 503,
                  *       "detail": "The database is unavailable"
                  *     }
@@ -1907,10 +1974,10 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Unauthorized",
+                 *       "type": "/problems/token-missing",
+                 *       "title": "Bearer token required",
                  *       "status": 401,
-                 *       "detail": "A valid bearer token is required"
+                 *       "detail": "This API requires Authorization: Bearer <token>"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -1928,8 +1995,8 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Forbidden",
+                 *       "type": "/problems/scope-missing",
+                 *       "title": "Scope missing",
                  *       "status": 403,
                  *       "detail": "This token lacks the scope books:write that deleteBook needs",
                  *       "errors": [
@@ -1954,8 +2021,8 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Not Found",
+                 *       "type": "/problems/not-found",
+                 *       "title": "Not found",
                  *       "status": 404,
                  *       "detail": "No books with ids 7, 9; nothing was deleted",
                  *       "errors": [
@@ -1992,10 +2059,10 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Conflict",
+                 *       "type": "/problems/unique",
+                 *       "title": "Unique value taken",
                  *       "status": 409,
-                 *       "detail": "A record with this value already exists",
+                 *       "detail": "Another book already has this isbn",
                  *       "errors": [
                  *         {
                  *           "field": "isbn",
@@ -2018,8 +2085,8 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Payload Too Large",
+                 *       "type": "/problems/body-too-large",
+                 *       "title": "Request body too large",
                  *       "status": 413,
                  *       "detail": "The request body is larger than 1048576 bytes"
                  *     }
@@ -2038,10 +2105,10 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Unsupported Media Type",
+                 *       "type": "/problems/unsupported-media-type",
+                 *       "title": "Unsupported media type",
                  *       "status": 415,
-                 *       "detail": "The request body must be application/json"
+                 *       "detail": "The request body must be application/json, not text/plain"
                  *     }
                  */
                 "application/problem+json": components["schemas"]["Problem"];
@@ -2059,8 +2126,8 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Too Many Requests",
+                 *       "type": "/problems/rate-limited",
+                 *       "title": "Rate limited",
                  *       "status": 429,
                  *       "detail": "Too many requests; try again in 42 seconds"
                  *     }
@@ -2080,8 +2147,8 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Service Unavailable",
+                 *       "type": "/problems/database-unavailable",
+                 *       "title": "Database unavailable",
                  *       "status": 503,
                  *       "detail": "The database is unavailable"
                  *     }
@@ -2100,8 +2167,8 @@ export interface components {
             content: {
                 /**
                  * @example {
-                 *       "type": "about:blank",
-                 *       "title": "Internal Server Error",
+                 *       "type": "/problems/internal",
+                 *       "title": "Internal error",
                  *       "status": 500,
                  *       "detail": "An unexpected error occurred"
                  *     }
@@ -2258,6 +2325,8 @@ export interface components {
          *     are ignored.
          */
         prefer: string;
+        /** @description A problem type's kind, as a problem's `type` (`/problems/<kind>`) names it. Any other is answered with 404. */
+        kind: components["schemas"]["ProblemKind"];
         /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
         RequestId: string;
     };
@@ -5954,6 +6023,79 @@ export interface operations {
                 };
                 content?: never;
             };
+            405: components["responses"]["HeadServiceFailure"];
+        };
+    };
+    getProblemType: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description A problem type's kind, as a problem's `type` (`/problems/<kind>`) names it. Any other is answered with 404. */
+                kind: components["parameters"]["kind"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The kind's page, plain HTML. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            /** @description No problem type has this kind. */
+            404: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/problems/not-found",
+                     *       "title": "Not found",
+                     *       "status": 404,
+                     *       "detail": "Nothing at /problems/no-such-kind"
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            405: components["responses"]["ServiceMethodNotAllowed"];
+        };
+    };
+    headProblemType: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description A request id of the client's own, echoed back: up to 128 letters, digits and `.-_:`. Any other value is replaced by one the service makes (never rejected). */
+                "X-Request-Id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description A problem type's kind, as a problem's `type` (`/problems/<kind>`) names it. Any other is answered with 404. */
+                kind: components["parameters"]["kind"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description As `GET` answers it, without the body. */
+            200: {
+                headers: {
+                    "X-Request-Id": components["headers"]["X-Request-Id"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["HeadServiceFailure"];
             405: components["responses"]["HeadServiceFailure"];
         };
     };

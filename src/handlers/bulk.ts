@@ -25,7 +25,7 @@ export function bulkHandlers(c: Collection, deps: HandlerDeps): Record<BulkVerb,
     const { reason } = err;
     if (reason.kind === 'unique') {
       return new HttpProblem(
-        409,
+        'unique',
         `The ${noun} at [${reason.index}] has ${/^[aeiou]/i.test(reason.field) ? 'an' : 'a'} ${reason.field} that another ${noun} already has; nothing was created`,
         [
           {
@@ -36,7 +36,7 @@ export function bulkHandlers(c: Collection, deps: HandlerDeps): Record<BulkVerb,
       );
     }
     return new HttpProblem(
-      404,
+      'not-found',
       `No ${c.name} with ids ${reason.ids.map((m) => m.id).join(', ')}; nothing was deleted`,
       reason.ids.map((m) => ({ field: `ids[${m.index}]`, message: `no ${noun} has id ${m.id}` })),
     );

@@ -139,7 +139,7 @@ async function claimAndWrite<T>(
 /** 409: a twin (same caller, collection and key) is still running; retrying later finds it done. */
 function stillRunning(): HttpProblem {
   return new HttpProblem(
-    409,
+    'idempotency-in-flight',
     'A request with this Idempotency-Key is still running; retry later',
     [{ field: 'Idempotency-Key', message: 'a request with this key is still running' }],
     { 'Retry-After': String(RUNNING_RETRY_AFTER_SECONDS) },
@@ -147,7 +147,7 @@ function stillRunning(): HttpProblem {
 }
 
 function reusedKey(): HttpProblem {
-  return new HttpProblem(422, 'This Idempotency-Key was used with a different request body', [
+  return new HttpProblem('idempotency-mismatch', 'This Idempotency-Key was used with a different request body', [
     { field: 'Idempotency-Key', message: 'was used with a different request body' },
   ]);
 }

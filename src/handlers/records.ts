@@ -84,11 +84,14 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
   async function writeMissed(req: Request, id: number, condition: VersionCondition): Promise<HttpProblem> {
     const ifMatch = req.get('if-match') !== undefined;
     const row = ifMatch || condition.except ? await findRecord(db, c.name, id) : undefined;
-    if (!row) return ifMatch ? new HttpProblem(412, `The ${noun} with id ${id} is gone`) : new HttpProblem(404, `No ${noun} with id ${id}`);
+    if (!row)
+      return ifMatch
+        ? new HttpProblem('stale-etag', `The ${noun} with id ${id} is gone`)
+        : new HttpProblem('not-found', `No ${noun} with id ${id}`);
     if (condition.except && (!condition.versions || condition.versions.includes(row.version))) {
-      return new HttpProblem(412, `The ${noun} with id ${id} has a version that If-None-Match names`);
+      return new HttpProblem('etag-matched', `The ${noun} with id ${id} has a version that If-None-Match names`);
     }
-    return new HttpProblem(412, `The ${noun} with id ${id} has changed`);
+    return new HttpProblem('stale-etag', `The ${noun} with id ${id} has changed`);
   }
 
   /**
@@ -139,8 +142,13 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       ...(match !== undefined && !isTagList(match) ? ['If-Match'] : []),
       ...(noneMatch !== undefined && !isTagList(noneMatch) ? ['If-None-Match'] : []),
     ];
-    if (malformed.length)
-      throw invalid(malformed.map((field) => ({ field, message: 'must be * or a comma-separated list of entity tags ("3", W/"3")' })));
+    if (malformed.length) {
+      throw new HttpProblem(
+        'malformed-precondition',
+        `${malformed.join(' and ')} must be * or a comma-separated list of entity tags`,
+        malformed.map((field) => ({ field, message: 'must be * or a comma-separated list of entity tags ("3", W/"3")' })),
+      );
+    }
     return {
       ...(match === undefined ? {} : { versions: ifMatchVersions(match) }),
       ...(noneMatch === undefined ? {} : { except: ifNoneMatchVersions(noneMatch) ?? '*' }),
@@ -160,7 +168,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       const result = await listRecords(db, table, { ...base, page, pageSize }, search);
       if ('pastEnd' in result) {
         const last = Math.max(1, Math.ceil(result.count / pageSize));
-        throw new HttpProblem(404, `Page ${page} is past the last page (${last})`);
+        throw new HttpProblem('page-not-found', `Page ${page} is past the last page (${last})`);
       }
       const body = {
         count: result.count,
@@ -179,7 +187,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
       // NDJSON or CSV, by Accept: a cache must not answer one with the other.
       res.vary('Accept');
       const format = exportFormat(req);
-      if (!format) throw new HttpProblem(406, 'An export is application/x-ndjson or text/csv; Accept names neither');
+      if (!format) throw new HttpProblem('not-acceptable', 'An export is application/x-ndjson or text/csv; Accept names neither');
       return streamExport(res, format, {
         name: c.name,
         columns,
@@ -201,7 +209,7 @@ export function recordHandlers(c: Collection, deps: HandlerDeps): Record<Verb, H
     async get(ctx, req, res) {
       const id = idOf(ctx);
       const row = await findRecord(db, c.name, id);
-      if (!row) throw new HttpProblem(404, `No ${noun} with id ${id}`);
+      if (!row) throw new HttpProblem('not-found', `No ${noun} with id ${id}`);
       const ifNoneMatch = req.get('if-none-match');
       if (ifNoneMatch !== undefined && ifNoneMatchHits(ifNoneMatch, row.version)) {
         res.status(304).set('ETag', etag(row.version)).end();

@@ -3,7 +3,8 @@ import type { Registry } from 'prom-client';
 import type { ServiceOperationId } from '../collections';
 import { type Db, ping } from '../db/connection';
 import type { components } from '../generated/openapi';
-import { HttpProblem } from '../problems';
+import { HttpProblem, type ProblemKind } from '../problems';
+import { problemPage } from '../problems/page';
 import { DOCS_PATH } from '../spec';
 import type { Handler } from './records';
 
@@ -29,8 +30,13 @@ export function serviceHandlers(deps: ServiceDeps): Record<ServiceOperationId, H
       res.type('application/yaml; charset=utf-8').send(deps.specText);
     },
     getDocs(_c, _req, res) {
-      if (!existsSync(DOCS_PATH)) throw new HttpProblem(404, 'The API reference is not built: run `npm run docs`');
+      if (!existsSync(DOCS_PATH)) throw new HttpProblem('not-found', 'The API reference is not built: run `npm run docs`');
       res.sendFile(DOCS_PATH);
+    },
+    getProblemType(c, _req, res) {
+      // The spec's enum (ProblemKind) has let only a kind through.
+      const { kind } = c.request.params as { kind: ProblemKind };
+      res.type('text/html; charset=utf-8').send(problemPage(kind));
     },
     getHealth(_c, _req, res) {
       res.json({ status: 'ok' } satisfies Health);

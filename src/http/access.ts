@@ -73,7 +73,7 @@ function minuteLimiter({ perMinute, logger, store, identifier, prefix, key }: Li
       return Math.max(1, Math.ceil(((reset?.getTime() ?? Date.now() + 60_000) - Date.now()) / 1000));
     },
     handler: (_req, res, next) => {
-      next(new HttpProblem(429, `Too many requests; try again in ${res.get('Retry-After')} seconds`));
+      next(new HttpProblem('rate-limited', `Too many requests; try again in ${res.get('Retry-After')} seconds`));
     },
   });
 }

@@ -34,7 +34,8 @@ export function jsonBody(routes: RouteTable, limit: number) {
     verify: (req, _res, buf) => {
       if (buf.length === 0) throw Object.assign(new Error('empty body'), { type: 'entity.parse.failed' });
       // body-parser would decode a byte that is not UTF-8 as U+FFFD and store that (a 201).
-      if (!isUtf8(buf)) throw new HttpProblem(400, 'The request body is not valid UTF-8', [{ field: 'body', message: 'must be UTF-8' }]);
+      if (!isUtf8(buf))
+        throw new HttpProblem('malformed-body', 'The request body is not valid UTF-8', [{ field: 'body', message: 'must be UTF-8' }]);
       bodies.set(req, buf);
     },
   });
@@ -45,7 +46,7 @@ export function jsonBody(routes: RouteTable, limit: number) {
       .split(';')
       .map((p) => p.trim());
     if (type !== 'application/json') {
-      return next(new HttpProblem(415, `The request body must be application/json, not ${type || 'absent'}`));
+      return next(new HttpProblem('unsupported-media-type', `The request body must be application/json, not ${type || 'absent'}`));
     }
     // JSON is UTF-8 (RFC 8259); body-parser would also decode UTF-16, which the contract refuses.
     const charset = params
@@ -53,7 +54,7 @@ export function jsonBody(routes: RouteTable, limit: number) {
       ?.slice('charset='.length)
       .replace(/"/g, '');
     if (charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-      return next(new HttpProblem(415, `The request body must be UTF-8 application/json, not charset ${charset}`));
+      return next(new HttpProblem('unsupported-media-type', `The request body must be UTF-8 application/json, not charset ${charset}`));
     }
     // body-parser knows the alias `utf8` by no name (it takes charsets spelled `utf-*` only) and
     // would refuse the body with a 415: it is handed the charset's own name.
@@ -75,7 +76,9 @@ export function jsonBody(routes: RouteTable, limit: number) {
       const twice = buf && duplicateKey(buf);
       if (twice) {
         return next(
-          new HttpProblem(400, `The request body has the key "${twice}" more than once`, [{ field: twice, message: 'must appear once' }]),
+          new HttpProblem('malformed-body', `The request body has the key "${twice}" more than once`, [
+            { field: twice, message: 'must appear once' },
+          ]),
         );
       }
       const bad = malformedStrings(req.body);

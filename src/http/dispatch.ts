@@ -19,13 +19,17 @@ export function dispatch(api: OpenAPIBackend, extraErrors: ExtraErrors) {
   return async (req: Request, res: Response, next: NextFunction) => {
     try {
       const { route } = res.locals as RequestLocals;
-      if (route.kind === 'none') throw new HttpProblem(404, `Nothing at ${req.path}`);
+      if (route.kind === 'none') throw new HttpProblem('route-not-found', `Nothing at ${req.path}`);
       if (route.kind === 'method') {
-        throw new HttpProblem(405, `${req.method} is not allowed on this path`, undefined, { Allow: route.allowed.join(', ') });
+        throw new HttpProblem('method-not-allowed', `${req.method} is not allowed on this path`, undefined, {
+          Allow: route.allowed.join(', '),
+        });
       }
       const { operation } = route;
+      // A path parameter that names nothing: a record's id, or a problem type's kind.
+      const missing = () => new HttpProblem('not-found', 'id' in route.params ? 'No record with this id' : `Nothing at ${req.path}`);
       const params = operationParams(operation, route.params, req.query, sentTarget(req).query ?? '');
-      if (params.loose === 'path') throw new HttpProblem(404, 'No record with this id');
+      if (params.loose === 'path') throw missing();
       if (params.loose.length) throw invalid(params.loose);
 
       const request = {
@@ -41,7 +45,7 @@ export function dispatch(api: OpenAPIBackend, extraErrors: ExtraErrors) {
       const validation = api.validateRequest(request, operation);
       const errors = validation.errors ?? [];
       if (errors.length) {
-        if (onlyPathErrors(errors)) throw new HttpProblem(404, 'No record with this id');
+        if (onlyPathErrors(errors)) throw missing();
         const named = fieldErrors(errors);
         const more = extraErrors(
           operation.operationId ?? '',

@@ -16,24 +16,26 @@ export const RETRY_AFTER_SECONDS = 2;
 export function toProblem(err: unknown, operation: Operation | undefined, bodyLimit: number): HttpProblem | undefined {
   if (err instanceof HttpProblem) return err;
   const type = (err as { type?: string } | undefined)?.type;
-  if (type === 'entity.parse.failed') return new HttpProblem(400, 'The request body is not valid JSON');
-  if (type === 'entity.too.large') return new HttpProblem(413, `The request body is larger than ${bodyLimit} bytes`);
+  if (type === 'entity.parse.failed') return new HttpProblem('malformed-body', 'The request body is not valid JSON');
+  if (type === 'entity.too.large') return new HttpProblem('body-too-large', `The request body is larger than ${bodyLimit} bytes`);
   if (type === 'charset.unsupported' || type === 'encoding.unsupported')
-    return new HttpProblem(415, 'The request body must be UTF-8 application/json');
-  if (type === 'request.aborted' || type === 'request.size.invalid') return new HttpProblem(400, 'The request body is incomplete');
+    return new HttpProblem('unsupported-media-type', 'The request body must be UTF-8 application/json');
+  if (type === 'request.aborted' || type === 'request.size.invalid')
+    return new HttpProblem('incomplete-request', 'The request body is incomplete');
   // body-parser's one 400 without a type: a gzip, deflate or br body that does not decompress
   // (its zlib error, the cause, stays in the log). It was a 500.
   if (!type && (err as { status?: unknown } | undefined)?.status === 400 && (err as { expose?: unknown }).expose === true)
-    return new HttpProblem(400, 'The request body does not decode by its Content-Encoding');
+    return new HttpProblem('malformed-body', 'The request body does not decode by its Content-Encoding');
   const c = collectionOf(operation?.operationId);
   const failure = classifyDbError(err, c?.name ?? '', c?.uniqueFields ?? []);
   if (failure?.kind === 'unique' && c) {
-    return new HttpProblem(409, `Another ${c.resource.toLowerCase()} already has this ${failure.field}`, [
+    return new HttpProblem('unique', `Another ${c.resource.toLowerCase()} already has this ${failure.field}`, [
       { field: failure.field, message: 'must be unique; another record has this value' },
     ]);
   }
   if (failure?.kind === 'unavailable') {
-    return new HttpProblem(503, failure.timeout ? 'The database did not answer in time' : 'The database is unavailable', undefined, {
+    const kind = failure.timeout ? 'database-timeout' : 'database-unavailable';
+    return new HttpProblem(kind, failure.timeout ? 'The database did not answer in time' : 'The database is unavailable', undefined, {
       'Retry-After': String(RETRY_AFTER_SECONDS),
     });
   }
@@ -48,6 +50,6 @@ export function errorHandler(logger: Logger, bodyLimit: number) {
     if (problem?.status === 503) logger.warn({ err, requestId }, 'database unavailable');
     if (problem) return sendProblem(res, problem);
     logger.error({ err, requestId }, 'unexpected error');
-    sendProblem(res, new HttpProblem(500, 'An unexpected error occurred'));
+    sendProblem(res, new HttpProblem('internal', 'An unexpected error occurred'));
   };
 }

@@ -1,3 +1,5 @@
+import type { ProblemKind } from '../problems';
+
 /**
  * Fields the service reads as one value. Node keeps the first of two `Host`, `Authorization` or
  * `Content-Type` and joins two `Idempotency-Key` into one; a proxy in front may read another,
@@ -7,7 +9,7 @@ const SINGLETONS = new Map(['Host', 'Authorization', 'Content-Type', 'Idempotenc
 
 /** Why a request that Node parsed is refused before the app sees it, if it is. */
 export interface MessageRefusal {
-  status: 400 | 501 | 505;
+  kind: Extract<ProblemKind, 'bad-framing' | 'duplicate-header' | 'transfer-coding-not-implemented' | 'http-version'>;
   detail: string;
 }
 
@@ -20,7 +22,7 @@ export interface MessageRefusal {
  */
 export function messageRefusal(httpVersion: string, rawHeaders: readonly string[]): MessageRefusal | undefined {
   if (httpVersion !== '1.1' && httpVersion !== '1.0') {
-    return { status: 505, detail: `The server speaks HTTP/1.1 and HTTP/1.0, not HTTP/${httpVersion}` };
+    return { kind: 'http-version', detail: `The server speaks HTTP/1.1 and HTTP/1.0, not HTTP/${httpVersion}` };
   }
   const seen = new Set<string>();
   const codings: string[] = [];
@@ -28,15 +30,16 @@ export function messageRefusal(httpVersion: string, rawHeaders: readonly string[
     const name = rawHeaders[i].toLowerCase();
     if (name === 'transfer-encoding') codings.push(...rawHeaders[i + 1].split(','));
     if (!SINGLETONS.has(name)) continue;
-    if (seen.has(name)) return { status: 400, detail: `The request carries ${SINGLETONS.get(name)} more than once` };
+    if (seen.has(name)) return { kind: 'duplicate-header', detail: `The request carries ${SINGLETONS.get(name)} more than once` };
     seen.add(name);
   }
   if (!codings.length) return undefined;
   if (httpVersion === '1.0') {
-    return { status: 400, detail: 'An HTTP/1.0 request cannot carry Transfer-Encoding: its body has no framing to trust' };
+    return { kind: 'bad-framing', detail: 'An HTTP/1.0 request cannot carry Transfer-Encoding: its body has no framing to trust' };
   }
   const named = codings.map((c) => c.trim().toLowerCase()).filter(Boolean);
-  if (named.some((c) => c !== 'chunked')) return { status: 501, detail: 'The server implements no transfer coding but chunked' };
-  if (named.length > 1) return { status: 400, detail: 'The request applies chunked more than once' };
+  if (named.some((c) => c !== 'chunked'))
+    return { kind: 'transfer-coding-not-implemented', detail: 'The server implements no transfer coding but chunked' };
+  if (named.length > 1) return { kind: 'bad-framing', detail: 'The request applies chunked more than once' };
   return undefined;
 }

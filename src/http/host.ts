@@ -9,7 +9,7 @@ import { HttpProblem } from '../problems';
 export function hostRequired() {
   return (req: Request, _res: Response, next: NextFunction) => {
     if (req.httpVersion === '1.1' && req.headers.host === undefined)
-      return next(new HttpProblem(400, 'An HTTP/1.1 request must carry a Host header'));
+      return next(new HttpProblem('host-required', 'An HTTP/1.1 request must carry a Host header'));
     next();
   };
 }

@@ -1,4 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
+import { createServer, STATUS_CODES, type IncomingMessage, type Server, type ServerOptions, type ServerResponse } from 'node:http';
 import { type AddressInfo, Server as NetServer, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { Express } from 'express';
@@ -6,7 +6,7 @@ import { ConfigError } from '../config';
 import { holdContinue } from './body';
 import { messageRefusal } from './framing';
 import { API_SECURITY_HEADERS } from './headers';
-import { problemBody } from '../problems';
+import { PROBLEM_TYPES, type ProblemKind, problemBody } from '../problems';
 import { requestIdFrom } from './requestContext';
 
 /**
@@ -27,7 +27,7 @@ export async function listen(
     // Refused before the app: no route, token or rate limit may decide on a request that a proxy
     // in front could have read otherwise.
     const refusal = messageRefusal(req.httpVersion, req.rawHeaders);
-    if (refusal) return answerWith(res, refusal.status, refusal.detail, clientRequestId(req));
+    if (refusal) return answerWith(res, refusal.kind, refusal.detail, clientRequestId(req));
     app(req, res);
   });
   // Node would answer `Expect: 100-continue` with 100 Continue at once; the app sends it only once
@@ -39,7 +39,7 @@ export async function listen(
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => answerClientError(err, socket, open));
   // An `Expect` other than 100-continue: Node's own answer is a bare 417; this one is a problem.
   server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => {
-    answerWith(res, 417, 'The server meets no expectation but 100-continue', clientRequestId(req));
+    answerWith(res, 'expectation-failed', 'The server meets no expectation but 100-continue', clientRequestId(req));
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
@@ -61,13 +61,19 @@ function clientRequestId(req: IncomingMessage): string {
 }
 
 // Node's own answers, by the code of the parser's or the server's error; any other is 400.
-const CLIENT_ERRORS = new Map<string | undefined, [status: number, detail: string]>([
-  ['HPE_HEADER_OVERFLOW', [431, 'The request line and headers are larger than 16 KiB']],
+const CLIENT_ERRORS = new Map<string | undefined, [kind: ProblemKind, detail: string]>([
+  ['HPE_HEADER_OVERFLOW', ['headers-too-large', 'The request line and headers are larger than 16 KiB']],
   // `HTTP/1.2`, `HTTP/3.0`: the parser knows no such version (HTTP/2.0 parses: messageRefusal).
-  ['HPE_INVALID_VERSION', [505, 'The server speaks HTTP/1.1 and HTTP/1.0 only']],
-  ['ERR_HTTP_REQUEST_TIMEOUT', [408, 'The request did not arrive in time: the server stopped waiting for its headers or its body']],
+  ['HPE_INVALID_VERSION', ['http-version', 'The server speaks HTTP/1.1 and HTTP/1.0 only']],
+  [
+    'ERR_HTTP_REQUEST_TIMEOUT',
+    ['request-timeout', 'The request did not arrive in time: the server stopped waiting for its headers or its body'],
+  ],
   // The client ended its side of the connection (FIN) before the request did.
-  ['HPE_INVALID_EOF_STATE', [400, 'The request is incomplete: the client closed its side of the connection before its end']],
+  [
+    'HPE_INVALID_EOF_STATE',
+    ['incomplete-request', 'The request is incomplete: the client closed its side of the connection before its end'],
+  ],
 ]);
 
 /**
@@ -78,7 +84,7 @@ const CLIENT_ERRORS = new Map<string | undefined, [status: number, detail: strin
 const BODY_NEVER_COMES = new Set(['ERR_HTTP_REQUEST_TIMEOUT', 'HPE_INVALID_EOF_STATE']);
 
 /** A body whose framing does not parse (a chunk size that is no hex number, a chunk without CRLF). */
-const BROKEN_BODY: [number, string] = [400, 'The request body is not valid HTTP: its chunked encoding does not parse'];
+const BROKEN_BODY: [ProblemKind, string] = ['bad-framing', 'The request body is not valid HTTP: its chunked encoding does not parse'];
 
 /**
  * Answers what Node cannot parse or that came too late as problem+json (Node writes a bare status),
@@ -93,21 +99,21 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, open: Rea
   // This connection's unfinished answers, in the order of their requests. Rare: a walk of the
   // open answers costs nothing on the request path.
   const answers = [...open].filter((res) => res.req.socket === socket && !res.writableFinished);
-  const [status, detail] = CLIENT_ERRORS.get(err.code) ?? [400, 'The request is not valid HTTP'];
+  const [kind, detail] = CLIENT_ERRORS.get(err.code) ?? (['bad-framing', 'The request is not valid HTTP'] as const);
   // Headers arrived but the body did not (or broke: a failed parser is skipped by Node's timeouts,
   // so it would wait for ever): the app answers it, so client, log and metrics share one id. The
   // parser stops at that request, so it is the last.
   const late = answers.find((res) => !res.req.complete);
   if (late && !late.headersSent) {
-    const [lateStatus, lateDetail] = BODY_NEVER_COMES.has(err.code ?? '') ? [status, detail] : BROKEN_BODY;
-    return answerWith(late, lateStatus, lateDetail, String(late.getHeader('X-Request-Id') ?? requestIdFrom(undefined)));
+    const [lateKind, lateDetail] = BODY_NEVER_COMES.has(err.code ?? '') ? [kind, detail] : BROKEN_BODY;
+    return answerWith(late, lateKind, lateDetail, String(late.getHeader('X-Request-Id') ?? requestIdFrom(undefined)));
   }
-  const { title, body, headers } = problemAnswer(status, detail, requestIdFrom(undefined));
+  const { status, body, headers } = problemAnswer(kind, detail, requestIdFrom(undefined));
   const lines = headers.map(([name, value]) => `${name}: ${value}\r\n`).join('');
   const answer = () => {
     if (!socket.writable) return void socket.destroy();
     // A late request the app has answered already (without its body) gets no second answer.
-    socket.end(late ? undefined : `HTTP/1.1 ${status} ${title}\r\n${lines}\r\n${body}`);
+    socket.end(late ? undefined : `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\n${lines}\r\n${body}`);
   };
   if (!answers.length) return answer();
   // Once every answer before it has closed: finished, or cut with the connection.
@@ -119,15 +125,15 @@ function answerClientError(err: NodeJS.ErrnoException, socket: Duplex, open: Rea
 const answered = new WeakSet<Duplex>();
 
 /** Answers a request the app has not answered (a late body, an unmet expectation) with a problem. */
-function answerWith(res: ServerResponse, status: number, detail: string, requestId: string): void {
-  const { body, headers } = problemAnswer(status, detail, requestId);
+function answerWith(res: ServerResponse, kind: ProblemKind, detail: string, requestId: string): void {
+  const { status, body, headers } = problemAnswer(kind, detail, requestId);
   res.writeHead(status, Object.fromEntries(headers));
   res.end(body);
 }
 
 /** A problem+json answer's body and headers, the security headers of every other answer among them. */
-function problemAnswer(status: number, detail: string, requestId: string) {
-  const problem = problemBody(status, detail, undefined, requestId);
+function problemAnswer(kind: ProblemKind, detail: string, requestId: string) {
+  const problem = problemBody(kind, detail, undefined, requestId);
   const body = JSON.stringify(problem);
   const headers: [string, string][] = [
     ['Content-Type', 'application/problem+json'],
@@ -136,7 +142,7 @@ function problemAnswer(status: number, detail: string, requestId: string) {
     ...API_SECURITY_HEADERS.filter((h): h is [string, string] => h[1] !== undefined),
     ['Connection', 'close'],
   ];
-  return { title: problem.title, body, headers };
+  return { status: PROBLEM_TYPES[kind].status, body, headers };
 }
 
 export interface Drain {

@@ -2,12 +2,15 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { OpenAPIBackend, SetMatchType } from 'openapi-backend';
 import type { OpenAPIV3 } from 'openapi-types';
+import { kindOfType, PROBLEM_TYPES } from '../../src/problems/types';
 import { loadSpec } from '../../src/spec';
 
 /**
  * Checks a response against the spec: its status must be documented for the operation, its
  * body must match the documented schema and its headers the documented headers. Responses to
  * requests that no operation takes (unknown paths, 405, 308) must be problems, or redirects.
+ * Every problem must name one of the service's problem types (src/problems/types.ts), never
+ * about:blank, with that type's status and title, and carry what the type says it carries.
  */
 export interface SeenResponse {
   method: string;
@@ -52,6 +55,20 @@ const problemValidator = (() => {
   return ajv.compile({ $ref: '#/components/schemas/Problem', components: loadSpec().components });
 })();
 
+/** Why a problem's body or headers break its type's entry in the table, if they do. */
+export function problemTypeViolation(body: unknown, status: number, headers: Headers): string | undefined {
+  const problem = body as { type?: unknown; title?: unknown; status?: unknown; errors?: unknown };
+  const kind = kindOfType(problem?.type);
+  if (!kind) return `type ${JSON.stringify(problem?.type)} is no problem type of src/problems/types.ts`;
+  const entry = PROBLEM_TYPES[kind];
+  if (entry.status !== status || problem.status !== status) return `${kind} is a ${entry.status}, answered with ${status}`;
+  if (problem.title !== entry.title) return `${kind}'s title is ${JSON.stringify(entry.title)}, not ${JSON.stringify(problem.title)}`;
+  if (problem.errors !== undefined && !(entry.fields as readonly string[]).includes('errors')) return `${kind} carries no errors`;
+  const missing = entry.headers.filter((h) => !headers.get(h));
+  if (missing.length) return `${kind} without ${missing.join(', ')}`;
+  return undefined;
+}
+
 export async function assertMatchesContract(r: SeenResponse): Promise<void> {
   const api = await contractApi();
   const fail = (why: string) => {
@@ -59,6 +76,10 @@ export async function assertMatchesContract(r: SeenResponse): Promise<void> {
   };
   const contentType = r.headers.get('content-type') ?? '';
   if (r.status >= 400 && !contentType.startsWith('application/problem+json')) fail(`error with content-type ${contentType}`);
+  if (r.status >= 400 && r.method !== 'HEAD') {
+    const why = problemTypeViolation(r.body, r.status, r.headers);
+    if (why) fail(why);
+  }
   if (r.method === 'HEAD' && r.body !== '') fail('HEAD with a body');
   if (!r.headers.get('x-request-id')) fail('no X-Request-Id');
   if (r.status === 308) {

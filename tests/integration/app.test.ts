@@ -26,8 +26,8 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s: a body that is not
       const res = await app.request(method, path, { raw: given });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({
-        type: 'about:blank',
-        title: 'Bad Request',
+        type: '/problems/malformed-body',
+        title: 'Malformed request body',
         status: 400,
         detail: 'The request body is not valid JSON',
         request_id: expect.any(String),

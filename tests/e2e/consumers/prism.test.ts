@@ -137,7 +137,7 @@ test.each(fixtures.map((f) => [f.name, f] as const))(
 
 test('the service operations draw no violation', async () => {
   violations.length = 0;
-  for (const path of ['/healthz', '/readyz', '/openapi.json', '/openapi.yaml', '/metrics']) {
+  for (const path of ['/healthz', '/readyz', '/openapi.json', '/openapi.yaml', '/metrics', '/problems/unique', '/problems/stale-etag']) {
     expect((await send('GET', path)).status).toBe(200);
     expect((await send('HEAD', path)).status).toBe(200);
   }

@@ -19,9 +19,11 @@ const sdk = join(project, 'clients/typescript');
 const consumerDir = join(dir, 'consumer');
 const TOKEN = 'tok_sdk_package_0123456789abcdef';
 const readme = readFileSync(join(root, 'clients/typescript/README.md'), 'utf8');
-const example = /```ts\n([\s\S]*?)```/.exec(readme)![1];
+const [example, problemExample] = [...readme.matchAll(/```ts\n([\s\S]*?)```/g)].map((m) => m[1]);
 const README_URL = 'http://127.0.0.1:3000';
-const contractVersion: string = parse(readFileSync(join(root, 'openapi/openapi.yaml'), 'utf8')).info.version;
+const contract = parse(readFileSync(join(root, 'openapi/openapi.yaml'), 'utf8'));
+const contractVersion: string = contract.info.version;
+const specKinds: string[] = contract.components.schemas.ProblemKind.enum;
 const VERSION = `${contractVersion}-packed.1`;
 
 let open: TestApp;
@@ -135,6 +137,27 @@ beforeAll(async () => {
   const [toOpen, toGuarded] = [await validatingProxy(open.url), await validatingProxy(guarded.url)];
   expect(example).toContain(README_URL);
   writeFileSync(join(consumerDir, 'readme.ts'), example.replaceAll(README_URL, toOpen.url));
+  expect(problemExample).toContain(README_URL);
+  writeFileSync(join(consumerDir, 'problem.ts'), problemExample.replaceAll(README_URL, toOpen.url));
+  // Every kind, named by the type, in a switch that must cover them all; and what problemKind reads.
+  const cases = specKinds.map((k) => `    case '${k}':\n      return '${k}';`).join('\n');
+  writeFileSync(
+    join(consumerDir, 'kinds.ts'),
+    `import { isProblem, problemKind, problemKinds, type ProblemKind } from '@records-api/client';
+const each = (kind: ProblemKind): string => {
+  switch (kind) {
+${cases}
+  }
+};
+const problem = (type: string) => ({ type, title: 't', status: 400 });
+const types = ['/problems/unique', 'http://localhost:3000/problems/stale-etag', 'about:blank', '/problems/no-such-kind', '/problems/unique/'];
+console.log(JSON.stringify({
+  kinds: problemKinds.map(each),
+  read: types.map((type) => problemKind(problem(type)) ?? null),
+  notProblems: [undefined, null, 'unique', { type: '/problems/unique' }].map((x) => [isProblem(x), problemKind(x) ?? null]),
+}));
+`,
+  );
   // The token option: sent with every request, and a header given with one request wins.
   writeFileSync(
     join(consumerDir, 'token.ts'),
@@ -193,11 +216,20 @@ test("the tarball is the built ES module and its types, at the contract's versio
   const committed = readFileSync(join(root, 'clients/typescript/package.json'), 'utf8');
   expect(installed).toBe(committed.replace(`"version": "${contractVersion}"`, `"version": "${VERSION}"`));
   expect(packed.files.map((f) => f.path).sort()).toEqual(
-    ['README.md', 'dist/generated/openapi.d.ts', 'dist/generated/openapi.js', 'dist/index.d.ts', 'dist/index.js', 'package.json'].sort(),
+    [
+      'README.md',
+      'dist/generated/openapi.d.ts',
+      'dist/generated/openapi.js',
+      'dist/generated/problems.d.ts',
+      'dist/generated/problems.js',
+      'dist/index.d.ts',
+      'dist/index.js',
+      'package.json',
+    ].sort(),
   );
 });
 
-test("the README's example and a token's use compile under strict against the installed package", () => {
+test("the README's examples, a token's use and a switch on every problem kind compile under strict against the installed package", () => {
   expect(compiled.output).toBe('');
   expect(compiled.status).toBe(0);
 });
@@ -215,4 +247,23 @@ test("the README's example creates a book and finds it with a search, printing w
 test('a token is sent as a bearer token with every request, unless one request gives its own', async () => {
   expect(JSON.parse(await consumer('token.js'))).toEqual([200, 0, 401, 401, 401]);
   expect(proxies[1].violations).toEqual([]);
+});
+
+test("the README's problem example switches on the kind: the isbn the first example took", async () => {
+  const printed = /console\.log\(.*\/\/ (.*)$/m.exec(problemExample)![1];
+  expect((await consumer('problem.js')).trim()).toBe(printed);
+  expect(proxies[0].violations).toEqual([]);
+});
+
+test("the package's kinds are the contract's, and problemKind reads a type as written or resolved", async () => {
+  expect(JSON.parse(await consumer('kinds.js'))).toEqual({
+    kinds: specKinds,
+    read: ['unique', 'stale-etag', null, null, null],
+    notProblems: [
+      [false, null],
+      [false, null],
+      [false, null],
+      [false, null],
+    ],
+  });
 });

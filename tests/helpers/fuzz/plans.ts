@@ -63,6 +63,8 @@ export interface FilterFrom {
 export interface Plan {
   op: Operation;
   id?: IdChoice;
+  /** Path parameters other than a record's id (a problem type's `kind`), as sent. */
+  pathParams?: Record<string, string>;
   /** Encoded `name=value` pairs. */
   query: string[];
   body?: unknown;
@@ -177,7 +179,9 @@ export function encodeParam(p: Param, value: unknown): string[] {
 
 export const queryParams = (op: Operation) => op.params.filter((p) => p.in === 'query');
 const headerParam = (op: Operation, name: string) => op.params.find((p) => p.in === 'header' && p.name === name);
-const hasId = (op: Operation) => op.params.some((p) => p.in === 'path');
+const hasId = (op: Operation) => op.params.some((p) => p.in === 'path' && p.name === 'id');
+/** Path parameters that name no record: drawn from their schemas (an enum: one of its values). */
+const otherPathParams = (op: Operation) => op.params.filter((p) => p.in === 'path' && p.name !== 'id');
 /** A body schema's fields that a client sets (those set by the service left out). */
 export const writable = (s: Schema) => Object.entries(s.properties ?? {}).filter(([, p]) => !isSetByService(p)) as [string, Schema][];
 const withoutParams = (query: string[], names: readonly string[]) => query.filter((q) => !names.some((n) => q.startsWith(`${n}=`)));
@@ -267,6 +271,11 @@ function idempotencyKey(s: Schema | undefined): fc.Arbitrary<string> {
 export function validPlan(op: Operation, o: PlanOptions): fc.Arbitrary<Plan> {
   const parts: fc.Arbitrary<Part>[] = [validQuery(op).map((query) => ({ query }))];
   if (hasId(op)) parts.push(validId.map((id) => ({ id })));
+  const named = otherPathParams(op);
+  if (named.length) {
+    const values = Object.fromEntries(named.map((p) => [p.name, valid(p.schema).map(String)]));
+    parts.push(fc.record(values).map((pathParams) => ({ pathParams })));
+  }
   if (op.body) parts.push(valid(op.body).map((body) => ({ body })));
   if (op.body && o.uniqueFields.length) {
     const collide = fc.record({ n: fc.nat(), field: fc.constantFrom(...o.uniqueFields), upper: fc.boolean() });
@@ -586,6 +595,18 @@ export function brokenPlan(op: Operation, o: PlanOptions): fc.Arbitrary<Plan> | 
   if (op.body) ways.push(...brokenBodies(op));
   if (hasId(op))
     ways.push(fc.constantFrom(...ODD_IDS).map((raw): Part => ({ id: { kind: 'odd', raw }, broken: { status: 404, why: `id ${raw}` } })));
+  // A value that the parameter's enum does not hold names nothing: 404, as an odd id does.
+  const enumerated = otherPathParams(op).filter((p) => p.schema.enum);
+  for (const p of enumerated) {
+    const others = fc
+      .oneof(fc.constantFrom('', 'x', 'UNIQUE', 'about:blank', '%2F', 'Validation'), fc.stringMatching(/^[a-z-]{1,30}$/))
+      .filter((v) => !p.schema.enum!.includes(v));
+    ways.push(
+      fc
+        .tuple(fc.record(Object.fromEntries(enumerated.map((q) => [q.name, fc.constantFrom(...q.schema.enum!.map(String))]))), others)
+        .map(([ok, raw]): Part => ({ pathParams: { ...ok, [p.name]: raw }, broken: { status: 404, why: `${p.name} ${raw}` } })),
+    );
+  }
   if (!ways.length) return undefined;
   // A broken body or query goes to a record that exists, so that "changes nothing" is tested.
   // A broken create may carry a new Idempotency-Key: a failed create is not remembered.

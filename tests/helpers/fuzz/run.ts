@@ -129,14 +129,16 @@ export async function runPlan(plan: Plan, model: Model, sender: Sender): Promise
   if (plan.race) return plan.race.kind === 'creates' ? raceCreates(plan, model, sender) : raceWrites(plan, model, sender);
   let target: Rec | undefined;
   let idText = '';
-  if (plan.id?.kind === 'known') {
-    target = model.pick(c, plan.id.n);
-    idText = String(target?.id ?? 1e15 + plan.id.n);
+  // A broken plan's defaults name a record for any operation; the service's own hold none.
+  const id = op.collection ? plan.id : undefined;
+  if (id?.kind === 'known') {
+    target = model.pick(c, id.n);
+    idText = String(target?.id ?? 1e15 + id.n);
     target ??= model.get(c, Number(idText));
-  } else if (plan.id?.kind === 'any') {
-    target = model.get(c, plan.id.id);
-    idText = String(plan.id.id);
-  } else if (plan.id?.kind === 'odd') idText = plan.id.raw;
+  } else if (id?.kind === 'any') {
+    target = model.get(c, id.id);
+    idText = String(id.id);
+  } else if (id?.kind === 'odd') idText = id.raw;
 
   let body = plan.body;
   if (plan.collide && body && typeof body === 'object') {
@@ -177,7 +179,7 @@ export async function runPlan(plan: Plan, model: Model, sender: Sender): Promise
   if (plan.badCursor) query = badCursorQuery(plan, model, query);
   const sent: Sent = {
     method: op.method,
-    path: op.path.replace('{id}', idText),
+    path: op.path.replace('{id}', idText).replace(/\{(\w+)\}/g, (_m, name: string) => plan.pathParams?.[name] ?? ''),
     query,
     body: op.body ? { json: body, raw } : undefined,
     headers,

@@ -61,7 +61,7 @@ mysqlOnly('query timeout', () => {
 
       for (const res of [await first, await second]) {
         expect(res.status).toBe(503);
-        expect(res.body).toMatchObject({ title: 'Service Unavailable', detail: 'The database did not answer in time' });
+        expect(res.body).toMatchObject({ type: '/problems/database-timeout', detail: 'The database did not answer in time' });
         expect(Number(res.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
       }
       // Killed on the server, not left waiting on the lock with a connection held.

@@ -4,6 +4,7 @@
 import createClient, { type Client } from 'openapi-fetch';
 import type { components, paths } from '../../../src/generated/openapi';
 import { collections, type ResourceName } from '../../../src/collections';
+import { PROBLEM_TYPES } from '../../../src/problems';
 import { startTestApp, type TestApp } from '../../helpers/app';
 import { byName } from '../../helpers/fixtures';
 import { assertMatchesContract } from '../../helpers/contract';
@@ -186,9 +187,15 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const notFound = (detail: RegExp) => ({
+const notFound = (detail: RegExp, kind: 'not-found' | 'page-not-found' = 'not-found') => ({
   status: 404,
-  error: { type: 'about:blank', title: 'Not Found', status: 404, detail: expect.stringMatching(detail), request_id: expect.any(String) },
+  error: {
+    type: `/problems/${kind}`,
+    title: PROBLEM_TYPES[kind].title,
+    status: 404,
+    detail: expect.stringMatching(detail),
+    request_id: expect.any(String),
+  },
 });
 
 describe.each(Object.entries(cases))('%s through the typed client', (_name, c) => {
@@ -233,7 +240,7 @@ describe.each(Object.entries(cases))('%s through the typed client', (_name, c) =
   });
 
   test('a page past the end is a typed 404 problem', async () => {
-    expect(await api.list({ search: marker, page_size: 2, page: 3 })).toEqual(notFound(/past the last page/));
+    expect(await api.list({ search: marker, page_size: 2, page: 3 })).toEqual(notFound(/past the last page/, 'page-not-found'));
   });
 
   test('a bad page size is a typed 400 problem naming it', async () => {

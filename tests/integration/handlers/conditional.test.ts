@@ -54,10 +54,11 @@ async function createWithHistory(f: Fixture): Promise<{ record: Rec; current: st
 
 const weak = (tag: string) => `W/${tag}`;
 
-function expectPreconditionFailed(res: TestResponse): void {
+/** A 412: `If-Match` named no current version (stale-etag), or `If-None-Match` named the current one. */
+function expectPreconditionFailed(res: TestResponse, kind: 'stale-etag' | 'etag-matched' = 'stale-etag'): void {
   expect(res.status).toBe(412);
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ type: 'about:blank', title: 'Precondition Failed', status: 412, detail: expect.any(String) });
+  expect(res.body).toMatchObject({ type: `/problems/${kind}`, status: 412, detail: expect.any(String) });
 }
 
 describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
@@ -126,7 +127,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       expect((await app.request('DELETE', `/api/${name}/${record.id}/`)).status).toBe(204);
       const res = await get(f, record.id, { 'if-none-match': '*' });
       expect(res.status).toBe(404);
-      expect(res.body).toMatchObject({ status: 404, title: 'Not Found' });
+      expect(res.body).toMatchObject({ type: '/problems/not-found', status: 404 });
     });
   });
 
@@ -167,6 +168,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
 
       if (matches === 'malformed') {
         expect(res.status).toBe(400);
+        expect(res.body.type).toBe('/problems/malformed-precondition');
         expect(res.body.errors).toEqual([{ field: 'If-Match', message: expect.stringMatching(/entity tags/) }]);
         expect(after.body).toEqual(t.record);
         expect(after.headers.get('etag')).toBe(t.current);
@@ -213,7 +215,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
         headers: header === undefined ? {} : { 'if-match': header },
       });
       if (want === 412) expectPreconditionFailed(res);
-      else expect(res).toMatchObject({ status: 404, body: { status: 404, title: 'Not Found' } });
+      else expect(res).toMatchObject({ status: 404, body: { type: '/problems/not-found', status: 404 } });
       // Nothing came back to life.
       expect((await get(f, record.id)).status).toBe(404);
     });
@@ -246,11 +248,11 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     type Method = 'PATCH' | 'PUT' | 'DELETE';
     type Tags = { current: string; old: string };
     /** Applied, or refused with the problem's detail: which precondition failed. */
-    type Want = 'applied' | { status: 412; detail: RegExp } | { status: 400 };
+    type Want = 'applied' | { status: 412; kind: 'stale-etag' | 'etag-matched'; detail: RegExp } | { status: 400 };
     type Row = { method: Method; headers: (t: Tags) => Record<string, string>; want: Want };
     const methods: Method[] = ['PATCH', 'PUT', 'DELETE'];
-    const named = { status: 412, detail: /If-None-Match/ } as const;
-    const changed = { status: 412, detail: /has changed$/ } as const;
+    const named = { status: 412, kind: 'etag-matched', detail: /If-None-Match/ } as const;
+    const changed = { status: 412, kind: 'stale-etag', detail: /has changed$/ } as const;
     const headers: [string, (t: Tags) => Record<string, string>, Want][] = [
       ['an old tag', (t) => ({ 'if-none-match': t.old }), 'applied'],
       ['the current tag', (t) => ({ 'if-none-match': t.current }), named],
@@ -284,10 +286,13 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       const after = await get(f, t.record.id);
       if (want !== 'applied') {
         if (want.status === 412) {
-          expectPreconditionFailed(res);
+          expectPreconditionFailed(res, want.kind);
           expect(res.body.detail).toMatch(want.detail);
         } else {
-          expect(res).toMatchObject({ status: 400, body: { status: 400, errors: [{ field: 'If-None-Match' }] } });
+          expect(res).toMatchObject({
+            status: 400,
+            body: { type: '/problems/malformed-precondition', status: 400, errors: [{ field: 'If-None-Match' }] },
+          });
         }
         expect(after.body).toEqual(t.record);
         expect(after.headers.get('etag')).toBe(t.current);
@@ -310,7 +315,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
         expect((await app.request('DELETE', `/api/${name}/${record.id}/`)).status).toBe(204);
         const body = method === 'PATCH' ? f.patch : method === 'PUT' ? f.valid(++serial) : undefined;
         const res = await app.request(method, `/api/${name}/${record.id}/`, { body, headers: { 'if-none-match': header } });
-        expect(res).toMatchObject({ status: 404, body: { status: 404, title: 'Not Found' } });
+        expect(res).toMatchObject({ status: 404, body: { type: '/problems/not-found', status: 404 } });
         expect((await get(f, record.id)).status).toBe(404);
       },
     );
@@ -331,7 +336,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
       `[${dialect}] ${name}: 20 concurrent PATCH with one If-Match -> ${ok.length} x 200, ${failed.length} x 412, other: ${results.length - ok.length - failed.length}`,
     );
     expect({ ok: ok.length, preconditionFailed: failed.length }).toEqual({ ok: 1, preconditionFailed: 19 });
-    failed.forEach(expectPreconditionFailed);
+    failed.forEach((r) => expectPreconditionFailed(r));
 
     // The record holds exactly the winner's write, under the winner's tag.
     const after = await get(f, record.id);

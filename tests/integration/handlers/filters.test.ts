@@ -456,7 +456,7 @@ describe.each(cases.map((c) => [c.f.name, c] as const))('%s', (name, c) => {
     test.each(c.bad)('%s is 400 naming the parameter', async (_n, { given, names }) => {
       const res = await list(c.f, given);
       expect(res.status).toBe(400);
-      expect(res.body).toMatchObject({ type: 'about:blank', title: 'Bad Request', status: 400, detail: expect.any(String) });
+      expect(res.body).toMatchObject({ type: '/problems/validation', title: 'Invalid request', status: 400, detail: expect.any(String) });
       expect(res.body.errors.length).toBeGreaterThan(0);
       for (const e of res.body.errors) {
         expect(names).toContain(e.field);

@@ -7,6 +7,7 @@ import { newToken, type TokensFile } from '../../../src/auth/tokensFile';
 import { type Db, openDb } from '../../../src/db/connection';
 import { claimKey, OPEN_CALLER } from '../../../src/db/idempotency';
 import { dbTimestamp } from '../../../src/db/time';
+import { PROBLEM_TYPES } from '../../../src/problems';
 import { requester, type Requester, startTestApp, type TestApp, type TestResponse } from '../../helpers/app';
 import { assertMatchesContract } from '../../helpers/contract';
 import { createTestDatabase, dialect, dropTestDatabase, pausingAfter, type TestDatabase } from '../../helpers/db';
@@ -74,16 +75,17 @@ function expectReplayOf(res: TestResponse, first: TestResponse): void {
 
 /** The 409 of a twin whose first request is still running: retry after a second, it is done by then. */
 function expectStillRunning(res: TestResponse): void {
-  expectKeyProblem(res, 409, 'Conflict');
+  expectKeyProblem(res, 'idempotency-in-flight');
   expect(res.body.detail).toBe('A request with this Idempotency-Key is still running; retry later');
   expect(res.headers.get('retry-after')).toBe('1');
   expect(res.headers.get('idempotent-replayed')).toBeNull();
 }
 
-function expectKeyProblem(res: TestResponse, status: number, title: string): void {
+function expectKeyProblem(res: TestResponse, kind: 'idempotency-in-flight' | 'idempotency-mismatch' | 'validation'): void {
+  const { status, title } = PROBLEM_TYPES[kind];
   expect(res.status).toBe(status);
   expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
-  expect(res.body).toMatchObject({ type: 'about:blank', title, status, detail: expect.any(String) });
+  expect(res.body).toMatchObject({ type: `/problems/${kind}`, title, status, detail: expect.any(String) });
   // Header names are case-insensitive; the entry must name this header and nothing else.
   expect(res.body.errors.map((e: { field: string }) => e.field.toLowerCase())).toEqual(res.body.errors.map(() => 'idempotency-key'));
   expect(res.body.errors.length).toBeGreaterThan(0);
@@ -141,7 +143,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     expectFirst(first, f);
     const before = await count(f);
     const res = await post(f, given(body), key);
-    expectKeyProblem(res, 422, 'Unprocessable Entity');
+    expectKeyProblem(res, 'idempotency-mismatch');
     expect(res.headers.get('location')).toBeNull();
     expect(await count(f)).toBe(before);
     // The key still belongs to the first body.
@@ -172,7 +174,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
   test.each(badKeys)('a key %s is 400 naming the header, nothing created', async (_n, { given }) => {
     const before = await count(f);
     const res = await post(f, f.valid(next()), given);
-    expectKeyProblem(res, 400, 'Bad Request');
+    expectKeyProblem(res, 'validation');
     expect(await count(f)).toBe(before);
   });
 
@@ -200,7 +202,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     expectStillRunning(res);
     expect(await count(f)).toBe(before);
     // Still running for a retry too: the claim was neither taken over nor dropped.
-    expectKeyProblem(await post(f, body, key), 409, 'Conflict');
+    expectKeyProblem(await post(f, body, key), 'idempotency-in-flight');
     expect(await count(f)).toBe(before);
   });
 
@@ -214,7 +216,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     // 23 hours on, the key still holds.
     expect(await keys().update({ created_at: dbTimestamp(Date.now() - 23 * HOUR) })).toBe(1);
     expectReplayOf(await post(f, body, key), first);
-    expectKeyProblem(await post(f, f.valid(next()), key), 422, 'Unprocessable Entity');
+    expectKeyProblem(await post(f, f.valid(next()), key), 'idempotency-mismatch');
 
     // 25 hours on, it is gone: a different body is no longer a 422 but a new create...
     expect(await keys().update({ created_at: dbTimestamp(Date.now() - 25 * HOUR) })).toBe(1);
@@ -274,7 +276,7 @@ describe.each(fixtures.map((f) => [f.name, f] as const))('%s', (name, f) => {
     expect(original).toHaveLength(1);
     expectFirst(original[0], f);
     for (const r of created) if (r !== original[0]) expectReplayOf(r, original[0]);
-    for (const r of running) expectKeyProblem(r, 409, 'Conflict');
+    for (const r of running) expectKeyProblem(r, 'idempotency-in-flight');
     // Settled: a retry now replays.
     expectReplayOf(await post(f, body, key), original[0]);
   });
@@ -318,7 +320,7 @@ describe('a create that fails gives the key up, so a retry runs it again', () =>
       const res = await post(f, body, key);
       expect(res.status).toBe(409);
       expect(res.headers.get('idempotent-replayed')).toBeNull();
-      expect(res.body).toMatchObject({ status: 409, title: 'Conflict', errors: [{ field, message: expect.any(String) }] });
+      expect(res.body).toMatchObject({ type: '/problems/unique', status: 409, errors: [{ field, message: expect.any(String) }] });
     }
 
     // Once the clash is gone, the same body with the same key creates the record...
@@ -548,7 +550,7 @@ test('keys are stored in the database: a restarted service replays them', async 
     try {
       for (const [i, f] of fixtures.entries()) {
         expectReplayOf(await post(f, bodies[i], key, second), firsts[i]);
-        expectKeyProblem(await post(f, f.valid(next()), key, second), 422, 'Unprocessable Entity');
+        expectKeyProblem(await post(f, f.valid(next()), key, second), 'idempotency-mismatch');
         const listed = await second.request('GET', `/api/${f.name}/`);
         expect(listed.body.count).toBe(1);
       }

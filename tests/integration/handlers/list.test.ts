@@ -80,13 +80,13 @@ function expectOnly(res: TestResponse, records: Rec[]): void {
 
 function expectBadParameter(res: TestResponse, name: string): void {
   expect(res.status).toBe(400);
-  expect(res.body).toMatchObject({ type: 'about:blank', title: 'Bad Request', status: 400 });
+  expect(res.body).toMatchObject({ type: '/problems/validation', title: 'Invalid request', status: 400 });
   expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual([name]);
 }
 
 function expectPastEnd(res: TestResponse): void {
   expect(res.status).toBe(404);
-  expect(res.body).toMatchObject({ type: 'about:blank', title: 'Not Found', status: 404, detail: expect.any(String) });
+  expect(res.body).toMatchObject({ type: '/problems/page-not-found', title: 'Page past the end', status: 404, detail: expect.any(String) });
 }
 
 /** Query parameters as a sorted list, so that two queries compare by content, not by order. */

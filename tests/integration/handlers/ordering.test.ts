@@ -274,7 +274,7 @@ describe.each(cases.map((c) => [c.f.name, c] as const))('%s', (name, c) => {
   test.each(unknown)('ordering by %s is 400 naming ordering and the bad value', async (_n, { given, bad }) => {
     const res = await list(c.f, { ordering: given });
     expect(res.status).toBe(400);
-    expect(res.body).toMatchObject({ type: 'about:blank', title: 'Bad Request', status: 400 });
+    expect(res.body).toMatchObject({ type: '/problems/validation', title: 'Invalid request', status: 400 });
     expect(res.body.errors).toEqual([{ field: 'ordering', message: expect.stringContaining(bad) }]);
   });
 });

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { poolStats } from '../../../src/db/connection';
+import { PROBLEM_KINDS, PROBLEM_TYPES } from '../../../src/problems';
+import { problemPage } from '../../../src/problems/page';
 import { SPEC_PATH } from '../../../src/spec';
 import { startTestApp, type TestApp } from '../../helpers/app';
 
@@ -137,5 +139,40 @@ describe('/docs', () => {
     } finally {
       await browser.close();
     }
+  });
+});
+
+// A problem's type (`/problems/<kind>`) resolves, against the service, to its kind's page.
+describe('/problems/{kind}', () => {
+  test.each(PROBLEM_KINDS)('%s: its page, under the API policy', async (kind) => {
+    const { status, title } = PROBLEM_TYPES[kind];
+    const res = await app.request('GET', `/problems/${kind}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(res.headers.get('content-security-policy')).toMatch(/^default-src 'none';/);
+    expect(res.body).toBe(problemPage(kind));
+    expect(res.body).toContain(`<h1>${title}</h1>`);
+    expect(res.body).toContain(`<strong>${status}</strong>`);
+    const head = await app.request('HEAD', `/problems/${kind}`);
+    expect({ status: head.status, body: head.body }).toEqual({ status: 200, body: '' });
+  });
+
+  test("a problem's type, resolved against the URL it answered, is its page", async () => {
+    const problem = await app.request('GET', '/api/books/999999/');
+    expect(problem.body.type).toBe('/problems/not-found');
+    const page = await app.request('GET', new URL(problem.body.type, `${app.url}/api/books/999999/`).pathname);
+    expect(page.body).toContain('<h1>Not found</h1>');
+  });
+
+  test.each([
+    ['a kind that is none', { method: 'GET', path: '/problems/no-such-kind', want: 'not-found' }],
+    ['a kind in another case', { method: 'GET', path: '/problems/Unique', want: 'not-found' }],
+    ['no kind', { method: 'GET', path: '/problems/', want: 'route-not-found' }],
+    ['a trailing slash', { method: 'GET', path: '/problems/unique/', want: 'route-not-found' }],
+    ['a method the page does not have', { method: 'POST', path: '/problems/unique', want: 'method-not-allowed' }],
+  ] as const)('%s: a problem', async (_n, { method, path, want }) => {
+    const res = await app.request(method, path);
+    expect(res.status).toBe(PROBLEM_TYPES[want].status);
+    expect(res.body.type).toBe(`/problems/${want}`);
   });
 });

@@ -77,8 +77,7 @@ describe('bearer tokens (API_TOKENS)', () => {
     expect(res.headers.get('www-authenticate')).toBe(want.challenge ?? null);
     if (want.status === 401) {
       expect(res.body).toMatchObject({
-        type: 'about:blank',
-        title: 'Unauthorized',
+        type: want.challenge?.includes('invalid_token') ? '/problems/token-invalid' : '/problems/token-missing',
         status: 401,
         request_id: res.headers.get('x-request-id'),
       });
@@ -127,7 +126,7 @@ describe('the spec declares it', () => {
         });
       }
     }
-    expect(seen.length).toBe(72);
+    expect(seen.length).toBe(74);
   });
 });
 
@@ -184,7 +183,8 @@ describe.each([
       remaining.push(res.headers.get('ratelimit'));
       if (res.status === 429) {
         expect(res.body).toMatchObject({
-          title: 'Too Many Requests',
+          type: '/problems/rate-limited',
+          title: 'Rate limited',
           status: 429,
           detail: expect.stringMatching(/^Too many requests; try again in \d+ seconds$/),
         });
@@ -425,7 +425,7 @@ describe('security headers and the body limit', () => {
     expect(res.headers.get('referrer-policy')).toBe('no-referrer');
     expect(res.headers.get('x-powered-by')).toBeNull();
     if (want.status === 413) {
-      expect(res.body).toMatchObject({ title: 'Payload Too Large', detail: 'The request body is larger than 1024 bytes' });
+      expect(res.body).toMatchObject({ type: '/problems/body-too-large', detail: 'The request body is larger than 1024 bytes' });
       expect((await app.request('GET', '/api/posts/')).body.count).toBe(0);
     }
   });

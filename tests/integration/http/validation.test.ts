@@ -33,8 +33,8 @@ describe.each(perCollection)('%s: a path id that is not a positive integer is 40
       const res = await app.request(method, `/api/${name}/${given}/`, { body });
       expect(res.status).toBe(404);
       expect(res.body).toEqual({
-        type: 'about:blank',
-        title: 'Not Found',
+        type: '/problems/not-found',
+        title: 'Not found',
         status: 404,
         detail: 'No record with this id',
         request_id: expect.any(String),
@@ -63,8 +63,8 @@ describe.each(perCollection)('%s: text that is not well-formed Unicode, or holds
       const res = await app.request(method, path, { body: { ...f.valid(101), [field]: given } });
       expect(res.status).toBe(400);
       expect(res.body).toEqual({
-        type: 'about:blank',
-        title: 'Bad Request',
+        type: '/problems/validation',
+        title: 'Invalid request',
         status: 400,
         detail: 'Request validation failed',
         errors: [{ field, message: want }],
@@ -88,8 +88,8 @@ describe.each(perCollection)('%s: a search that is not UTF-8 text, or holds NUL,
     const res = await app.request('GET', `/api/${name}/?page=1&search=${given}`);
     expect(res.status).toBe(400);
     expect(res.body).toEqual({
-      type: 'about:blank',
-      title: 'Bad Request',
+      type: '/problems/validation',
+      title: 'Invalid request',
       status: 400,
       detail: 'Request validation failed',
       errors: [{ field: 'search', message: want }],

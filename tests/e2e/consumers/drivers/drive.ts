@@ -154,7 +154,7 @@ export async function drive(name: Name, d: Driver, run: number): Promise<string[
   done.push('patch');
 
   const stale = await c.update(id, s.patch, tag);
-  must(status(stale) === 412 && d.problem(stale)?.status === 412, `${name}: stale If-Match ${status(stale)}`);
+  must(status(stale) === 412 && d.problem(stale)?.type === '/problems/stale-etag', `${name}: stale If-Match ${status(stale)}`);
   done.push('412');
 
   const replaced = await c.replace(id, s.valid(n + 1, d.tag));
@@ -169,13 +169,16 @@ export async function drive(name: Name, d: Driver, run: number): Promise<string[
   done.push('put back');
 
   const bad = await c.list(TOO_LARGE_PAGE);
-  must(status(bad) === 400 && d.problem(bad)?.errors?.[0]?.field === 'page_size', `${name}: 400 ${JSON.stringify(d.problem(bad))}`);
+  must(
+    status(bad) === 400 && d.problem(bad)?.type === '/problems/validation' && d.problem(bad)?.errors?.[0]?.field === 'page_size',
+    `${name}: 400 ${JSON.stringify(d.problem(bad))}`,
+  );
   done.push('400');
 
   if (s.unique) {
     const taken = await c.create(s.valid(n + 1, d.tag));
     must(
-      status(taken) === 409 && d.problem(taken)?.status === 409 && Boolean(d.problem(taken)?.errors?.length),
+      status(taken) === 409 && d.problem(taken)?.type === '/problems/unique' && Boolean(d.problem(taken)?.errors?.length),
       `${name}: 409 ${status(taken)}`,
     );
     done.push('409');
@@ -186,7 +189,7 @@ export async function drive(name: Name, d: Driver, run: number): Promise<string[
   done.push('delete');
 
   const gone = await c.get(id);
-  must(status(gone) === 404 && d.problem(gone)?.title === 'Not Found', `${name}: 404 ${status(gone)}`);
+  must(status(gone) === 404 && d.problem(gone)?.type === '/problems/not-found', `${name}: 404 ${status(gone)}`);
   done.push('404');
   return done;
 }
