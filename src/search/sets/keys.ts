@@ -45,30 +45,11 @@ export function wordPieces(word: string): string[] {
   return out;
 }
 
-/** The words of a folded text in order, each with the separator that follows it ('' at the end). */
-export function wordsOf(folded: string): { word: string; end: number; next: number }[] {
-  const out: { word: string; end: number; next: number }[] = [];
-  for (const m of folded.matchAll(WORDS)) out.push({ word: m[0], end: m.index + m[0].length, next: -1 });
-  for (let i = 0; i + 1 < out.length; i++) out[i].next = i + 1;
+/** The words of a folded text in order, each with where it ends. */
+export function wordsOf(folded: string): { word: string; end: number }[] {
+  const out: { word: string; end: number }[] = [];
+  for (const m of folded.matchAll(WORDS)) out.push({ word: m[0], end: m.index + m[0].length });
   return out;
-}
-
-/**
- * Every key of one folded field: its grams, its words, and the pairs of adjacent words (with the
- * exact text between them) where `pairable` says both words have pair sets.
- */
-export function keysOf(folded: string, pairable: (word: string) => boolean, into: Set<string> = new Set()): Set<string> {
-  for (const gram of gramsOf(folded)) into.add(GRAM + gram);
-  const words = wordsOf(folded);
-  for (const { word } of words) for (const piece of wordPieces(word)) into.add(WORD + piece);
-  for (let i = 0; i + 1 < words.length; i++) {
-    const a = words[i];
-    const b = words[i + 1];
-    if (!pairable(a.word) || !pairable(b.word)) continue;
-    const between = folded.slice(a.end, b.end - b.word.length);
-    into.add(pairKey(a.word, between, b.word));
-  }
-  return into;
 }
 
 /** Words and separators are runs of different characters, so the three joined name one pair. */
