@@ -60,6 +60,11 @@ async function firstKnownCollation(db: Db | Knex.Transaction): Promise<string | 
   return undefined;
 }
 
+/** MySQL: the scan's fold of a bound value (or `??`, a column), as text compared byte for byte. */
+export function foldSql(collation: string | undefined, value = '?'): string {
+  return `LOWER(${value} COLLATE ${collation ?? 'utf8mb4_bin'}) COLLATE utf8mb4_bin`;
+}
+
 /**
  * SQLite reads a lone surrogate, U+FFFE and U+FFFF as U+FFFD, in LIKE and in the trigram
  * tokenizer alike, where the fold keeps them apart: in a term, one of these (or U+FFFD itself)

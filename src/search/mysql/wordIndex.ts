@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { collections } from '../../collections';
 import { inTransaction } from '../../db/connection';
 import { retrying } from '../../db/retry';
-import { foldCollation } from '../predicate';
+import { foldCollation, foldSql } from '../predicate';
 import { changePostings, changesOf, codeWords, noteWords, postingsTable, type PostingsChanges } from './postingsTable';
 import { blockOf, lowOf } from './postings';
 
@@ -41,10 +41,7 @@ export function wordTables(table: string): WordTables {
 /** Words of more characters than this have no `folded` copy (a fold maps one character to one). */
 export const FOLDED_LENGTH = 255;
 
-/** The scan's fold of a bound value, as text compared byte for byte (predicate.ts). */
-export function foldSql(collation: string | undefined, value = '?'): string {
-  return `LOWER(${value} COLLATE ${collation ?? 'utf8mb4_bin'}) COLLATE utf8mb4_bin`;
-}
+export { foldSql };
 
 /** Codes of at least 6 characters: indexed under any innodb_ft_min_token_size up to 6 (default 3). */
 const CODE_DIGITS = 5;

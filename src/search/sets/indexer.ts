@@ -5,9 +5,9 @@ import type { Knex } from 'knex';
 import { isMysql } from '../../db/connection';
 import { retrying } from '../../db/retry';
 import { searchFold } from '../fold';
-import { foldCollation } from '../predicate';
+import { foldCollation, foldSql } from '../predicate';
 import { KeyGatherer } from './keys';
-import { changeSets, type SetChange, setTables } from './store';
+import { changeSets, readPairable, type SetChange } from './store';
 
 export function pendingTable(table: string): string {
   return `${table}_search_set_pending`;
@@ -92,24 +92,27 @@ async function indexBatch(trx: Knex.Transaction, table: string, fields: readonly
   const ids = pending.map((r) => r.id);
   const mysql = isMysql(trx);
   const collation = mysql ? await foldCollation(trx) : undefined;
-  const fold = (column: string, as: string) =>
-    mysql
-      ? trx.raw(`LOWER(?? COLLATE ${collation ?? 'utf8mb4_bin'}) COLLATE utf8mb4_bin AS ??`, [column, as])
-      : trx.raw('?? AS ??', [column, as]);
+  const fold = (column: string, as: string) => trx.raw(`${mysql ? foldSql(collation, '??') : '??'} AS ??`, [column, as]);
   const current: Record<string, unknown>[] = await trx(table)
     .whereIn('id', ids)
     .select('id', ...fields.map((f) => fold(f, f)));
   const olds = pending.filter((r) => Number(r.indexed) === 1);
-  const before: Record<string, unknown>[] = olds.length
-    ? await trx(p)
-        .whereIn(
-          'id',
-          olds.map((r) => r.id),
-        )
-        .select('id', ...fields.map((f) => fold(oldColumn(f), f)))
-    : [];
-  const words: { word: Buffer }[] = await trx(setTables(table).pairable).select('word');
-  const pairable = new Set(words.map((r) => r.word.toString()));
+  // MySQL folds in SQL, so it reads the old text again through the fold; SQLite has it already.
+  const asFields = (r: PendingRow): Record<string, unknown> => ({
+    id: r.id,
+    ...Object.fromEntries(fields.map((f) => [f, r[oldColumn(f)]])),
+  });
+  const before: Record<string, unknown>[] = !olds.length
+    ? []
+    : mysql
+      ? await trx(p)
+          .whereIn(
+            'id',
+            olds.map((r) => r.id),
+          )
+          .select<Record<string, unknown>[]>('id', ...fields.map((f) => fold(oldColumn(f), f)))
+      : olds.map(asFields);
+  const pairable = await readPairable(trx, table);
   const changes = diff(keysOfRows(before, fields, pairable, mysql), keysOfRows(current, fields, pairable, mysql));
   await changeSets(trx, table, changes);
   await trx(p).whereIn('id', ids).delete();

@@ -4,7 +4,7 @@ import type { Knex } from 'knex';
 import { RoaringBitmap32 } from 'roaring';
 import { isMysql, poolKey } from '../../db/connection';
 import { searchFold } from '../fold';
-import { applySearch, foldCollation } from '../predicate';
+import { applySearch, foldCollation, foldSql } from '../predicate';
 import { pendingTable } from './indexer';
 import { planTerms } from './plan';
 import { setReader } from './store';
@@ -51,7 +51,7 @@ export async function matchingIds(
 /** The terms as the scan folds them: the collation's LOWER on MySQL, searchFold on SQLite. */
 async function foldTerms(db: Knex | Knex.Transaction, terms: readonly string[], collation: string | undefined): Promise<string[]> {
   if (!isMysql(db)) return terms.map(searchFold);
-  const select = terms.map((_, i) => `LOWER(? COLLATE ${collation ?? 'utf8mb4_bin'}) COLLATE utf8mb4_bin AS t${i}`).join(', ');
+  const select = terms.map((_, i) => `${foldSql(collation)} AS t${i}`).join(', ');
   const [rows] = (await db.raw(`SELECT ${select}`, [...terms])) as [Record<string, string | Buffer>[]];
   return terms.map((_, i) => String(rows[0][`t${i}`]));
 }

@@ -147,6 +147,11 @@ export async function setPairable(trx: Knex.Transaction, table: string, words: r
     await trx(t.pairable).insert(words.slice(i, i + BATCH).map((w) => ({ word: Buffer.from(w) })));
 }
 
+export async function readPairable(db: Knex | Knex.Transaction, table: string): Promise<Set<string>> {
+  const rows: { word: Buffer }[] = await db(setTables(table).pairable).select('word');
+  return new Set(rows.map((r) => r.word.toString()));
+}
+
 /** Per pool and table: the vocabulary read so far, its instance, and the last number read. */
 interface KnownWords {
   mark: string;
@@ -219,9 +224,6 @@ export function setReader(db: Knex | Knex.Transaction, table: string, cacheKey: 
       tables.set(table, next);
       return next.words;
     },
-    async pairable() {
-      const rows: { word: Buffer }[] = await db(t.pairable).select('word');
-      return new Set(rows.map((r) => r.word.toString()));
-    },
+    pairable: () => readPairable(db, table),
   };
 }
