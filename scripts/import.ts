@@ -52,7 +52,6 @@ async function main(): Promise<void> {
     const n = await importFile(db, values.collection, values.file, {
       onValidated: (k) => line('checked', k),
       onWritten: (k) => (k % 100_000 < 5000 ? line('written', k) : undefined),
-      onIndexing: (k) => line('indexing', k),
       exclusive: values.exclusive,
       format,
       maxLineBytes: bodyLimit,
@@ -67,8 +66,6 @@ async function main(): Promise<void> {
         if (!indexedShown || Math.floor(k / 100_000) > Math.floor(indexedShown / 100_000)) line('indexed', k);
         indexedShown = k;
       },
-      onDense: (k) =>
-        process.stderr.write(`listed the records without ${k} dense words, ${((Date.now() - started) / 1000).toFixed(1)} s\n`),
     });
     console.log(`imported ${n.toLocaleString('en')} ${values.collection} in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   } finally {

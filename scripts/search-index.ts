@@ -1,6 +1,6 @@
-// `npm run search-index`: on MySQL, indexes every record the word index lists as pending (search
-// stays exact meanwhile, only slower; each batch is one transaction) and chooses the dense words;
-// on SQLite, removes from the token vocabulary the tokens no record holds any more.
+// `npm run search-index`: indexes every record the writes left pending (search stays exact
+// meanwhile, only slower; each batch is one transaction). With --rebuild, makes each table's
+// sets again from its records, choosing anew the words whose pairs have sets.
 import { migrate } from '../src/schema';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -15,7 +15,7 @@ class SearchIndexError extends Error {}
 const seconds = (since: number) => ((Date.now() - since) / 1000).toFixed(1);
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { collection: { type: 'string' } } });
+  const { values } = parseArgs({ options: { collection: { type: 'string' }, rebuild: { type: 'boolean' } } });
   const names = values.collection
     ? [collectionNamed(values.collection, (message) => new ConfigError(message)).name]
     : collections.map((c) => c.name);
@@ -30,17 +30,14 @@ async function main(): Promise<void> {
       throw new SearchIndexError(unusable(err, databaseWhere(config)));
     });
     for (const name of names) {
-      const done = await maintainIndex(db, name, (k) => {
-        if (k % 50_000 < 1000) process.stderr.write(`${name}: indexed ${k.toLocaleString('en')}\n`);
+      const done = await maintainIndex(db, name, {
+        rebuild: values.rebuild,
+        onProgress: (k) => {
+          if (k % 50_000 < 20_000) process.stderr.write(`${name}: indexed ${k.toLocaleString('en')}\n`);
+        },
       });
-      if (done.engine === 'sqlite')
-        console.log(
-          `${name}: ${done.tokensRemoved.toLocaleString('en')} tokens no record holds taken out of the vocabulary, ${seconds(started)} s`,
-        );
-      else
-        console.log(
-          `${name}: ${done.indexed.toLocaleString('en')} records indexed, ${done.filled} dense words listed, ${done.dropped} dropped, ${seconds(started)} s`,
-        );
+      const pairs = done.pairable === undefined ? '' : `, ${done.pairable} words with pairs`;
+      console.log(`${name}: ${done.indexed.toLocaleString('en')} records indexed${pairs}, ${seconds(started)} s`);
     }
   } finally {
     await db.destroy();

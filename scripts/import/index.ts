@@ -29,15 +29,11 @@ export function importFormat(flag: string | undefined, file: string): ImportForm
 export interface ImportOptions {
   onValidated?: (lines: number) => void;
   onWritten?: (rows: number) => void;
-  /** SQLite: the rows are in (not yet committed) and their search index is being built. */
-  onIndexing?: (rows: number) => void;
   /** SQLite: nothing else uses the file; write into it directly, not through the WAL (write.ts). */
   exclusive?: boolean;
   /** SQLite, with `exclusive`: whether the load writes directly (false: another connection has the file open). */
   onDirect?: (direct: boolean) => void;
   onIndexed?: (rows: number) => void;
-  /** MySQL: how many dense words' lists were filled (src/search/mysql/denseWords.ts). */
-  onDense?: (words: number) => void;
   /** The most bytes a line (a CSV record) may have (the command passes the service's BODY_LIMIT). */
   maxLineBytes?: number;
   /** By default, as the file's extension says (importFormat). */
@@ -186,14 +182,12 @@ export async function importFile(db: Db, collection: string, file: string, optio
   const written = await writeRows(db, rows(), {
     table: c.name,
     columns,
-    searchFields: c.searchFields,
     onProgress: options.onWritten,
-    onIndexing: options.onIndexing,
     exclusive: options.exclusive,
     onDirect: options.onDirect,
   });
-  // MySQL: the rows are committed and searchable (pending records are checked by the scan's
-  // predicate); indexing them, a batch at a time, makes their search fast.
-  await indexLoaded(db, c.name, { onProgress: options.onIndexed, onDense: options.onDense });
+  // The rows are committed and searchable (their triggers listed them pending, and pending
+  // records are checked by the scan's predicate); indexing them makes their search fast.
+  await indexLoaded(db, c.name, { onProgress: options.onIndexed });
   return written;
 }

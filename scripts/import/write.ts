@@ -5,7 +5,6 @@ import type BetterSqlite3 from 'better-sqlite3';
 import { escape } from 'mysql2';
 import { type Db, isMysql } from '../../src/db/connection';
 import { BULK_COUNT_SLOT, COUNT_SLOT_VARIABLE } from '../../src/db/counts';
-import { sqliteBulkIndex } from '../../src/search';
 import { connectionPool, type MysqlConnection, run, sqliteValues } from '../lib/pool';
 
 export type Value = string | number | boolean | null;
@@ -13,11 +12,8 @@ export type Value = string | number | boolean | null;
 export interface WriteOptions {
   table: string;
   columns: readonly string[];
-  searchFields: readonly string[];
   batchBytes?: number;
   onProgress?: (done: number) => void;
-  /** SQLite: the rows are written and their search index is being built (minutes for a million). */
-  onIndexing?: (done: number) => void;
   /** SQLite: the caller says nothing else uses the file (no service running): write it directly (directly()). */
   exclusive?: boolean;
   /** SQLite, with `exclusive`: whether the load writes into the file directly (false: another connection has it open). */
@@ -78,7 +74,7 @@ async function writeMysql(db: Db, rows: AsyncIterable<Value[]>, options: WriteOp
 }
 
 async function writeSqlite(db: Db, rows: AsyncIterable<Value[]>, options: WriteOptions): Promise<number> {
-  const { table, columns, searchFields, onProgress, onIndexing, exclusive, onDirect } = options;
+  const { table, columns, onProgress, exclusive, onDirect } = options;
   const client = connectionPool<BetterSqlite3.Database>(db);
   const conn = await client.acquireConnection();
   let done = 0;
@@ -93,14 +89,9 @@ async function writeSqlite(db: Db, rows: AsyncIterable<Value[]>, options: WriteO
     );
     conn.prepare('BEGIN IMMEDIATE').run();
     try {
-      const finishIndex = sqliteBulkIndex(conn, table, searchFields);
       for await (const row of rows) {
         insert.run(sqliteValues(row));
         if (++done % 10_000 === 0) onProgress?.(done);
-      }
-      if (finishIndex) {
-        onIndexing?.(done);
-        finishIndex();
       }
       conn.prepare('COMMIT').run();
     } catch (err) {

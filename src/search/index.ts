@@ -1,26 +1,23 @@
 import type { Knex } from 'knex';
-import { type Db, isMysql } from '../db/connection';
+import type { Db } from '../db/connection';
 import type { ListRequest, ListResult, Queryable, Row, SeekRequest, TableSpec } from '../db/pages';
 import { onRecordsWritten } from '../db/records';
 import { addSqliteFunctions } from '../db/sqliteFunctions';
+import { type Indexer, type IndexerOptions, indexedFields, pendingWritten, startIndexer } from './indexer';
 import { type LimiterStats, SearchLimiter } from './limiter';
-
-export { SearchLimiter };
-export type { Costly } from './limiter';
 import { listMatches, type SearchContext, searching, seekMatches } from './list';
-import { chooseDenseWords } from './mysql/denseWords';
-import { type Indexer, type IndexerOptions, pendingWritten, startIndexer } from './mysql/indexer';
-import { emptyWordIndex, indexedFields, indexPending, wordTables } from './mysql/wordIndex';
-import { pruneVocabulary } from './sqlite/tokens';
+import { choosePairable, indexPending, pendingCount, pendingTable } from './sets/indexer';
+import { emptySetTables } from './sets/store';
 import { defaultTuning, type SearchTuning } from './tuning';
 
 // The search module: everything that knows how `?search=` is answered. The list code hands it
 // the requests that carry terms; writes tell it what they changed; loads and maintenance scripts
-// call the functions below. Each database has its engine: sqlite/ (FTS5 trigram and token
-// indexes kept by triggers) and mysql/ (a word index kept by a background indexer).
-// docs/search.md describes both.
+// call the functions below. One engine on both databases: per key (a gram, a word, a pair of
+// words) the set of record ids holding it (sets/). docs/search.md describes it.
 
-/** The scan's predicate: the definition of a match, which every index agrees with (tests, bench). */
+export { SearchLimiter };
+export type { Costly } from './limiter';
+/** The scan's predicate: the definition of a match, which the index agrees with (tests, bench). */
 export { applySearch, foldCollation, parseSearch } from './predicate';
 export { searchLimits } from './limiter';
 export type { SearchTuning, LimiterStats, Indexer };
@@ -32,7 +29,7 @@ export interface Search {
   list(pool: Db, spec: TableSpec, request: ListRequest): Promise<ListResult>;
   /** A cursor page of the records holding every term. */
   seek(pool: Db, spec: TableSpec, request: SeekRequest): Promise<Row[]>;
-  /** MySQL: search statements that visit every match, running and waiting (for /metrics). */
+  /** Costly search statements running and waiting (for /metrics). */
   stats(): LimiterStats;
   readonly tuning: Readonly<SearchTuning>;
 }
@@ -54,77 +51,96 @@ export function createSearch(tuning: Partial<SearchTuning> = {}, options: { limi
       ),
   };
   return {
-    list: (pool, spec, request) => searching(ctx, pool, spec.table, (db, costly) => listMatches(ctx, db, spec, request, costly)),
-    seek: (pool, spec, request) => searching(ctx, pool, spec.table, (db, costly) => seekMatches(ctx, db, spec, request, costly)),
+    list: (pool, spec, request) => searching(ctx, pool, (db, costly) => listMatches(ctx, db, spec, request, costly)),
+    seek: (pool, spec, request) => searching(ctx, pool, (db, costly) => seekMatches(ctx, db, spec, request, costly)),
     stats: () => ctx.limiter.stats(),
     tuning: ctx.tuning,
   };
 }
 
-/**
- * A write changed records of `table`. On MySQL the writing statement's triggers listed them as
- * pending; this process's indexer indexes them soon. SQLite's triggers index in the write itself.
- */
-function recordsWritten(db: Queryable, table: string): void {
-  if (isMysql(db) && indexedFields(table)) pendingWritten(table);
+/** A write changed records of `table`: its triggers listed them as pending; this process's indexer indexes them soon. */
+function recordsWritten(_db: Queryable, table: string): void {
+  if (indexedFields(table)) pendingWritten(table);
 }
 onRecordsWritten(recordsWritten);
-// Every SQLite connection gets the functions search's predicate and triggers call.
+// Every SQLite connection gets the functions search's predicate calls.
 addSqliteFunctions(require.resolve('./sqlFunctions'));
 
-/**
- * Starts what keeps the index current beside the service: on MySQL the background indexer
- * (mysql/indexer.ts); on SQLite nothing, since triggers do it.
- */
-export function keepIndex(db: Db, options: IndexerOptions = {}): Indexer | undefined {
-  return isMysql(db) ? startIndexer(db, options) : undefined;
+/** Starts the indexer that keeps the sets current beside the service (indexer.ts). */
+export function keepIndex(db: Db, options: IndexerOptions = {}): Indexer {
+  return startIndexer(db, options);
 }
 
 /**
- * Records a load's indexer takes per batch: a block postings row is rewritten once per batch
- * touching it, so a quarter of a block (65,536 ids) a batch rewrites each about four times.
+ * Records a load's indexer takes per batch: each batch rewrites every set block it touches, so
+ * large batches rewrite each block few times.
  */
 const LOADED_BATCH = 16_384;
 
+function fieldsOf(table: string): readonly string[] {
+  const fields = indexedFields(table);
+  if (!fields) throw new Error(`${table} has no search fields`);
+  return fields;
+}
+
 /**
- * After a bulk load (seed, import): makes the loaded rows' search fast. MySQL indexes what the
- * load left pending, in batches, then chooses the dense words; SQLite's load indexed them.
+ * After a bulk load (seed, import): indexes the loaded rows, which the load left pending. Into
+ * empty sets, the pairable words are chosen first, from the loaded rows.
  */
 export async function indexLoaded(
   db: Knex,
   table: string,
-  options: { batch?: number; onProgress?: (n: number) => void | Promise<void>; onDense?: (filled: number) => void } = {},
+  options: { batch?: number; onProgress?: (n: number) => void | Promise<void> } = {},
 ): Promise<number> {
-  if (!isMysql(db)) return 0;
-  const indexed = await indexPending(db, table, { batch: LOADED_BATCH, ...options });
-  const { filled } = await chooseDenseWords(db, table);
-  options.onDense?.(filled);
-  return indexed;
+  const fields = indexedFields(table);
+  if (!fields) return 0;
+  await choosePairable(db, table, fields);
+  return indexPending(db, table, fields, { batch: LOADED_BATCH, ...options });
 }
 
 /** What `npm run search-index` did to one table. */
-export type Maintained =
-  { engine: 'sqlite'; tokensRemoved: number } | { engine: 'mysql'; indexed: number; filled: number; dropped: number };
+export interface Maintained {
+  indexed: number;
+  /** The words whose pairs have sets, when the index was made again. */
+  pairable?: number;
+}
 
 /**
- * Brings a table's index up to date by hand: SQLite takes out of the vocabulary the tokens no
- * record holds; MySQL indexes every pending record and chooses the dense words again.
+ * Brings a table's index up to date by hand: indexes every pending record. With `rebuild`, makes
+ * the sets again from the records, choosing the pairable words anew; searches stay exact
+ * meanwhile, checking the records not yet indexed with the scan's predicate.
  */
-export async function maintainIndex(db: Knex, table: string, onProgress?: (n: number) => void): Promise<Maintained> {
-  if (!isMysql(db)) return { engine: 'sqlite', tokensRemoved: await pruneVocabulary(db, table) };
-  const indexed = await indexPending(db, table, { onProgress });
-  return { engine: 'mysql', indexed, ...(await chooseDenseWords(db, table)) };
+export async function maintainIndex(
+  db: Knex,
+  table: string,
+  options: { rebuild?: boolean; onProgress?: (n: number) => void } = {},
+): Promise<Maintained> {
+  const fields = fieldsOf(table);
+  let pairable: string[] | undefined;
+  if (options.rebuild) {
+    await db.transaction(async (trx) => {
+      await emptySetTables(trx, table);
+      await trx(pendingTable(table)).delete();
+      await trx.raw('INSERT INTO ?? (id, indexed) SELECT id, 0 FROM ??', [pendingTable(table), table]);
+    });
+    pairable = await choosePairable(db, table, fields);
+  }
+  const indexed = await indexPending(db, table, fields, { batch: LOADED_BATCH, onProgress: options.onProgress });
+  return { indexed, ...(pairable && { pairable: pairable.length }) };
 }
 
-/** Whether every record of the table is indexed (MySQL leaves written records pending for a while). */
+/** Whether every record of the table is indexed (writes leave records pending for a while). */
 export async function indexUpToDate(db: Knex, table: string): Promise<boolean> {
-  return !isMysql(db) || !(await db(wordTables(table).pending).first('id'));
+  return !indexedFields(table) || (await pendingCount(db, table)) === 0;
 }
 
-/** MySQL, after TRUNCATE (which fires no trigger): empties the table's index with it. */
+/** After TRUNCATE (MySQL, which fires no trigger): empties the table's index with it. */
 export async function emptyIndex(db: Knex, table: string): Promise<void> {
-  if (isMysql(db)) await emptyWordIndex(db, table);
+  if (!indexedFields(table)) return;
+  await db.transaction(async (trx) => {
+    await emptySetTables(trx, table);
+    await trx(pendingTable(table)).delete();
+  });
 }
 
-export { sqliteBulkIndex } from './sqlite/trigramIndex';
 export * as searchSchema from './schema';

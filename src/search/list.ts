@@ -1,24 +1,16 @@
+// The list pipeline for a search (filter → order → paginate): the exact set of matching ids from
+// the sets (sets/matches.ts), narrowed by the filters, then a page of it in the list's order.
 import type { Knex } from 'knex';
-import { type Db, isMysql, readerOf, withDeadline } from '../db/connection';
+import { RoaringBitmap32 } from 'roaring';
+import { type Db, inTransaction, isMysql, readerOf, withDeadline } from '../db/connection';
 import { countAll } from '../db/counts';
-import { applyFilters } from '../db/filters';
+import { applyFilters, type Filter } from '../db/filters';
 import { applyAfter, reversed } from '../db/keyset';
-import { applyOrder } from '../db/order';
-import {
-  countRows,
-  DEFERRED_JOIN_OFFSET,
-  type ListRequest,
-  type ListResult,
-  pageRows,
-  type Row,
-  rowsOf,
-  type SeekRequest,
-  type TableSpec,
-} from '../db/pages';
+import { applyOrder, orderIndexName, type OrderKey } from '../db/order';
+import type { ListRequest, ListResult, Row, SeekRequest, TableSpec } from '../db/pages';
+import { rowsOf } from '../db/pages';
 import type { Costly, SearchLimiter } from './limiter';
-import { narrowPage, narrowToMatches, pageWalks, type PreloadedMatches, preloadMatches, walkMembers, walksOrderIndex } from './matches';
-import { inSearchSnapshot, planSearch, type SearchPlan } from './plan';
-import { applySearch, foldCollation } from './predicate';
+import { matchingIds } from './sets/matches';
 import type { SearchTuning } from './tuning';
 
 /** What a search's list needs besides the request: its engine's tuning and limiter. */
@@ -28,179 +20,161 @@ export interface SearchContext {
 }
 
 /**
- * A search's statements share one deadline and one snapshot (inSearchSnapshot); on MySQL those
- * that visit every match go through the search limiter (limiter.ts). `terms` is never empty.
+ * A search's statements share one deadline and one snapshot (a read transaction: the sets, the
+ * pending ids and the rows as of one moment); the costly ones go through the search limiter.
  */
-export function searching<T>(ctx: SearchContext, pool: Db, table: string, work: (db: Db, costly: Costly) => Promise<T>): Promise<T> {
+export function searching<T>(ctx: SearchContext, pool: Db, work: (db: Db, costly: Costly) => Promise<T>): Promise<T> {
   const { db: timed, until } = withDeadline(readerOf(pool));
-  return ctx.limiter.search(until, (costly) => inSearchSnapshot(timed, table, (db) => work(db, costly)));
+  return ctx.limiter.search(until, (costly) => inSnapshot(timed, (db) => work(db, costly)));
 }
 
-/** A page of the records holding every term, and its exact count. */
+/** Runs `work` in one read snapshot: a transaction of its own unless `db` already is one (an export's). */
+export function inSnapshot<T>(db: Db, work: (db: Db) => Promise<T>): Promise<T> {
+  if (inTransaction(db)) return work(db);
+  // REPEATABLE READ whatever the server's default: every read sees the first one's snapshot.
+  // SQLite: a read transaction on WAL is one snapshot from its first read.
+  return db.transaction((trx) => work(trx), isMysql(db) ? { isolationLevel: 'repeatable read', readOnly: true } : undefined);
+}
+
+/** A page of the records holding every term and passing the filters, and their exact count. */
 export async function listMatches(ctx: SearchContext, db: Db, spec: TableSpec, request: ListRequest, costly: Costly): Promise<ListResult> {
-  const { tuning } = ctx;
-  const plan = await planSearch(db, spec, request.terms, tuning);
-  const total = once(() => countAll(db, spec.table));
-  const preloaded = await preloadMatches(db, spec.table, plan, request.filters, total, tuning, request.order);
-  // On MySQL a search's count visits every match (InnoDB FULLTEXT, or the rows through the
-  // scan's predicate or the filters) unless they are preloaded or the dense words' lists count them.
-  const visitsAll = isMysql(db) && !preloaded;
-  const counted = () => countRows(narrowToMatches(db(spec.table), plan, request.filters));
-  const count = preloaded
-    ? preloaded.ids.length
-    : plan.count && !request.filters.length
-      ? // The index holds exactly the table's rows: a common term costs no visit to them.
-        await limitedIf(visitsAll && plan.indexed && !plan.countReadsNoRow, costly, plan.count)
-      : await limitedIf(visitsAll, costly, counted);
+  const ids = await matchesOf(ctx, db, spec, request.terms, request.filters, costly);
+  const count = ids.size;
   const offset = (request.page - 1) * request.pageSize;
   if (request.page > 1 && offset >= count) return { count, pastEnd: true };
-  if (!count) return { count, rows: [] }; // exact: there is no row to read
-  if (preloaded?.inOrder) return { count, rows: await rowsOf(db, spec.table, preloaded.ids.slice(offset, offset + request.pageSize)) };
-
-  if (plan.members && !preloaded && !request.filters.length && offset < DEFERRED_JOIN_OFFSET && walksOrderIndex(request.order)) {
-    // Many matches from the postings: the order's index walked, each id tested in the set.
-    const { members } = plan;
-    const ids = await walkMembers(
-      db,
-      spec.table,
-      request.order,
-      members,
-      offset + request.pageSize,
-      count,
-      await total(),
-      tuning.postingsWalk,
-    );
-    if (ids) return { count, rows: await rowsOf(db, spec.table, ids.slice(offset)) };
-  }
-  // The rows the walk expects to check, times the matches.
-  const walkCost = async () => (offset + request.pageSize) * (await total());
-  if (
-    plan.indexed &&
-    !preloaded &&
-    offset < DEFERRED_JOIN_OFFSET &&
-    walksOrderIndex(request.order) &&
-    (await walkCost()) <= tuning.walkRows * count &&
-    // The token index reads a match again for a small part of a row checked: only a walk over
-    // few rows for many matches is worth it (tuning.rowCheckCost).
-    (!plan.cheapReads || (await walkCost()) * tuning.rowCheckCost <= count * count)
-  ) {
-    // Too many matches to preload, and enough that the page fills soon: walking the order's index
-    // and checking rows with the scan's predicate costs less than reading every match again.
-    const rows = await walkPage(db, spec, request, offset, count, tuning);
-    if (rows) return { count, rows };
-  }
-  const page = { ...request, plan, preloaded, rowsBefore: offset + request.pageSize, count, total };
-  const walk = await pageWalks(page);
-  const read = (): Promise<Row[]> => {
-    const filtered = db(spec.table);
-    narrowPage(filtered, page, walk);
-    const deep = !preloaded && offset >= DEFERRED_JOIN_OFFSET;
-    return pageRows(db, spec.table, filtered, request.order, { limit: request.pageSize, offset }, deep || idsFirst(db, plan, walk));
-  };
-  return { count, rows: await limitedIf(pageVisitsAll(db, plan, preloaded, walk), costly, read) };
+  const page = await pageOf(ctx, db, spec.table, ids, request.order, { offset, limit: request.pageSize }, costly);
+  return { count, rows: await rowsOf(db, spec.table, page) };
 }
 
-/** A cursor page of the records holding every term, past `request.after`. */
+/** A cursor page of the records holding every term and passing the filters, past `request.after`. */
 export async function seekMatches(ctx: SearchContext, db: Db, spec: TableSpec, request: SeekRequest, costly: Costly): Promise<Row[]> {
-  const { tuning } = ctx;
-  const plan = await planSearch(db, spec, request.terms, tuning);
-  const total = once(() => countAll(db, spec.table));
+  const ids = await matchesOf(ctx, db, spec, request.terms, request.filters, costly);
   const order = request.backward ? reversed(request.order) : request.order;
-  // Past a boundary, the page is read among the matches (SQL applies the boundary): no need to sort them.
-  const preloaded = await preloadMatches(db, spec.table, plan, request.filters, total, tuning, request.after ? undefined : order);
-  if (preloaded?.ids.length === 0) return []; // exact: there is no row to read
-  if (preloaded?.inOrder) {
-    const rows = await rowsOf(db, spec.table, preloaded.ids.slice(0, request.limit));
-    return request.backward ? rows.reverse() : rows;
-  }
-  if (plan.members && !preloaded && !request.filters.length && walksOrderIndex(order)) {
-    // Many matches from the postings: the order's index walked from the cursor, each id tested.
-    const ids = await walkMembers(
-      db,
-      spec.table,
-      order,
-      plan.members,
-      request.limit,
-      plan.members.size,
-      await total(),
-      tuning.postingsWalk,
-      request.after as Knex.Value[] | undefined,
-    );
-    if (ids) {
-      const rows = await rowsOf(db, spec.table, ids);
-      return request.backward ? rows.reverse() : rows;
-    }
-  }
-  // Made after the plan's lookups: a statement's share of the budget is what is left as it is
-  // made. Without a count, a walk is chosen from the preloaded matches only, or from the index's
-  // count where it costs little and no filter narrows the matches further.
-  const cheapCount = plan.cheapReads && plan.count && !request.filters.length ? plan.count : undefined;
-  const count = preloaded?.ids.length ?? (cheapCount ? await cheapCount() : 0);
-  const page = { ...request, order, plan, preloaded, rowsBefore: request.limit, count, total };
-  const walk = await pageWalks(page);
-  const read = () => {
-    const query = db(spec.table);
-    narrowPage(query, page, walk);
-    if (request.after) applyAfter(query, order, request.after as Knex.Value[], isMysql(db));
-    return pageRows(db, spec.table, query, order, { limit: request.limit, offset: 0 }, idsFirst(db, plan, walk));
-  };
-  const rows = await limitedIf(pageVisitsAll(db, plan, preloaded, walk), costly, read);
+  const after = request.after as Knex.Value[] | undefined;
+  const page = await pageOf(ctx, db, spec.table, ids, order, { offset: 0, limit: request.limit, after }, costly);
+  const rows = await rowsOf(db, spec.table, page);
   return request.backward ? rows.reverse() : rows;
 }
 
-/** SQLite, a page of matches looked up rather than walked: sort their keys, then read the page's rows. */
-function idsFirst(db: Db, plan: SearchPlan, walk: boolean): boolean {
-  return !isMysql(db) && plan.indexed && !walk;
-}
-
-/**
- * On MySQL a search's statement that visits every match runs through the search limiter, and is
- * made once admitted, so its share of the deadline is what is left then.
- */
-function limitedIf<T>(visitsAll: boolean, costly: Costly, work: () => Promise<T>): Promise<T> {
-  return visitsAll ? costly(work) : work();
-}
-
-/** A page of matches neither preloaded nor walked along the order's index: InnoDB FULLTEXT visits them all. */
-function pageVisitsAll(db: Db, plan: SearchPlan, preloaded: PreloadedMatches | undefined, walk: boolean): boolean {
-  return isMysql(db) && plan.indexed && !preloaded && !walk;
-}
-
-/**
- * The page by the scan's predicate along the order's index, within its first walkRows entries
- * (a term whose matches are all old would otherwise be walked to the end). Undefined when the
- * page did not fill within them.
- */
-async function walkPage(
+/** The ids of the records holding every term and passing every filter: exact, in the snapshot. */
+async function matchesOf(
+  ctx: SearchContext,
   db: Db,
   spec: TableSpec,
-  request: ListRequest,
-  offset: number,
-  count: number,
-  tuning: SearchTuning,
-): Promise<Row[] | undefined> {
-  const mysql = isMysql(db);
-  const edgeQuery = db(spec.table).select(request.order.map((k) => k.column));
-  applyOrder(edgeQuery, request.order, mysql);
-  const edge = (await edgeQuery.offset(tuning.walkRows).first()) as Record<string, Knex.Value> | undefined;
-  const walk = db(spec.table);
-  applySearch(walk, spec.searchFields, request.terms, await foldCollation(db));
-  applyFilters(walk, request.filters);
-  // Before the edge in the order: after it, walking back.
-  if (edge)
-    applyAfter(
-      walk,
-      reversed(request.order),
-      request.order.map((k) => edge[k.column]),
-      mysql,
-    );
-  applyOrder(walk, request.order, mysql);
-  const rows = (await walk.select('*').limit(request.pageSize).offset(offset)) as Row[];
-  return rows.length === request.pageSize || !edge || offset + rows.length >= count ? rows : undefined;
+  terms: readonly string[],
+  filters: readonly Filter[],
+  costly: Costly,
+): Promise<RoaringBitmap32> {
+  const ids = await matchingIds(db, spec.table, spec.searchFields, terms, {
+    check: (n, work) => (n > ctx.tuning.checkedInline ? costly(work) : work()),
+  });
+  if (!filters.length || ids.isEmpty) return ids;
+  // Few matches: checked by id; many: the filters' ids read (through their index where there is
+  // one), and the two intersected.
+  if (ids.size <= ctx.tuning.inList) {
+    const query = db(spec.table).whereRaw(idList(ids));
+    applyFilters(query, filters);
+    return RoaringBitmap32.from(await pluckIds(query));
+  }
+  const query = db(spec.table);
+  applyFilters(query, filters);
+  return RoaringBitmap32.and(ids, RoaringBitmap32.from(await costly(() => pluckIds(query))));
 }
 
-/** A value computed at most once, when first asked for. */
-function once<T>(compute: () => Promise<T>): () => Promise<T> {
-  let value: Promise<T> | undefined;
-  return () => (value ??= compute());
+interface PageSpan {
+  offset: number;
+  limit: number;
+  /** The order's values of the row the page starts after (a cursor). */
+  after?: Knex.Value[];
+}
+
+/**
+ * The ids of a page of `ids` in `order`. By id: a slice of the set. Else, with many matches, the
+ * order's index walked testing each id in the set (the page fills near its start); with few,
+ * the matches sorted by the database.
+ */
+async function pageOf(
+  ctx: SearchContext,
+  db: Db,
+  table: string,
+  ids: RoaringBitmap32,
+  order: readonly OrderKey[],
+  span: PageSpan,
+  costly: Costly,
+): Promise<number[]> {
+  if (ids.isEmpty) return [];
+  if (order.length === 1 && order[0].column === 'id') return sliceById(ids, order[0].desc, span);
+  const wanted = span.offset + span.limit;
+  if (ids.size > ctx.tuning.inList) return walkOrder(db, table, ids, order, span, costly);
+  // Expected entries of the order a walk passes before the page ends, against sorting them all.
+  const expected = (wanted * (await countAll(db, table))) / ids.size;
+  if (walksOrderIndex(order) && expected <= ctx.tuning.walkPerMatch * ids.size) return walkOrder(db, table, ids, order, span, costly);
+  const query = db(table).select('id').whereRaw(idList(ids));
+  if (span.after) applyAfter(query, order, span.after, isMysql(db));
+  applyOrder(query, order, isMysql(db));
+  const sort = () => pluckIds(query.limit(span.limit).offset(span.offset));
+  return ids.size > ctx.tuning.checkedInline ? costly(sort) : sort();
+}
+
+function sliceById(ids: RoaringBitmap32, desc: boolean, span: PageSpan): number[] {
+  const out: number[] = [];
+  const bound = span.after ? Number(span.after[0]) : undefined;
+  // Ranks are 0-based positions in increasing order; `rank(x)` counts the ids up to x.
+  let rank = desc ? (bound === undefined ? ids.size - 1 : ids.rank(bound - 1) - 1) - span.offset : (bound === undefined ? 0 : ids.rank(bound)) + span.offset;
+  for (let n = 0; n < span.limit && rank >= 0 && rank < ids.size; n++, rank += desc ? -1 : 1) out.push(ids.select(rank)!);
+  return out;
+}
+
+/** The default order (or its reverse), which every record table's created_at index serves. */
+function walksOrderIndex(order: readonly OrderKey[]): boolean {
+  return order.length === 2 && order[0].column === 'created_at' && order[1].column === 'id' && order[0].desc === order[1].desc;
+}
+
+/** Order entries read by a walk's first statement at least, and by any at most. */
+const WALK_CHUNK = { min: 256, max: 32_768 };
+
+/**
+ * Walks the table in `order` from the cursor, in chunks of ids, keeping those in the set, until
+ * the page is full. Chunks grow as they find few: the first is sized for matches spread evenly.
+ */
+async function walkOrder(
+  db: Db,
+  table: string,
+  ids: RoaringBitmap32,
+  order: readonly OrderKey[],
+  span: PageSpan,
+  costly: Costly,
+): Promise<number[]> {
+  const mysql = isMysql(db);
+  const wanted = span.offset + span.limit;
+  const total = await countAll(db, table);
+  let chunk = Math.min(WALK_CHUNK.max, Math.max(WALK_CHUNK.min, Math.ceil((2 * wanted * total) / ids.size)));
+  const columns = [...new Set([...order.map((k) => k.column), 'id'])];
+  const found: number[] = [];
+  let last = span.after;
+  for (let walked = 0; ; ) {
+    // MySQL: told to, it walks the created_at index rather than sorting the table.
+    const from = mysql && walksOrderIndex(order) ? db.raw('?? FORCE INDEX (??)', [table, orderIndexName(table)]) : table;
+    const query = db.from(from).select(columns);
+    if (last) applyAfter(query, order, last, mysql);
+    applyOrder(query, order, mysql);
+    const read = () => query.limit(chunk) as Promise<Record<string, Knex.Value>[]>;
+    // Past the first chunks a walk passes many entries per match: it waits its turn.
+    const rows = walked > WALK_CHUNK.max ? await costly(read) : await read();
+    walked += rows.length;
+    for (const r of rows) if (ids.has(Number(r.id)) && found.push(Number(r.id)) === wanted) return found.slice(span.offset);
+    if (rows.length < chunk) return found.slice(span.offset);
+    const end = rows[rows.length - 1];
+    last = order.map((k) => end[k.column]);
+    chunk = Math.min(WALK_CHUNK.max, chunk * 2);
+  }
+}
+
+/** `id IN (...)` over a set's ids, written out: integers need no binding, and lists pass binding limits. */
+function idList(ids: RoaringBitmap32): string {
+  return `id IN (${ids.toArray().join(',')})`;
+}
+
+async function pluckIds(query: Knex.QueryBuilder): Promise<number[]> {
+  return ((await query.pluck('id')) as (number | string)[]).map(Number);
 }

@@ -20,7 +20,8 @@ export function registerSqliteFunctions(conn: BetterSqlite3.Database): void {
   conn.function('search_fold', { deterministic: true }, unicodeLower);
   // Search's predicate: the field, folded, holds the (folded) term (predicate.ts).
   conn.function('search_holds', { deterministic: true }, searchHolds);
-  // The token index's text and vocabulary (sqlite/tokens.ts).
+  // The triggers of the token index before the sets call these: a database migrated from before
+  // them runs migration 015's rewrite of every row with those triggers still in place.
   conn.function('search_tokens', { deterministic: true, varargs: true }, tokenText);
   conn.function('search_token_list', { deterministic: true, varargs: true }, tokenList);
 }

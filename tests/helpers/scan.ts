@@ -1,6 +1,6 @@
 import type { OrderKey } from '../../src/db/order';
-import { type Db, isMysql } from '../../src/db/connection';
-import { wordTables } from '../../src/search/mysql/wordIndex';
+import type { Db } from '../../src/db/connection';
+import { pendingTable } from '../../src/search/sets/indexer';
 import { applySearch, foldCollation } from '../../src/search/predicate';
 
 /** The ids the plain scan finds for these terms, newest first: what indexed search must equal. */
@@ -16,10 +16,9 @@ export async function scannedIds(db: Db, table: string, fields: readonly string[
   return (ids as (number | string)[]).map(Number);
 }
 
-/** Records MySQL's word index has not indexed yet (checked by a scan meanwhile); SQLite has none. */
+/** Records the sets do not hold yet (checked with the scan's predicate meanwhile). */
 export async function pendingCount(db: Db, table: string): Promise<number> {
-  if (!isMysql(db)) return 0;
-  const [{ n }] = await db(wordTables(table).pending).count({ n: '*' });
+  const [{ n }] = await db(pendingTable(table)).count({ n: '*' });
   return Number(n);
 }
 

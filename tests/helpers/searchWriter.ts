@@ -1,10 +1,10 @@
 // A process that writes posts without pause (create, update, delete) through the service's
-// database layer, with the service's background indexer on MySQL, to be killed mid-write by
+// database layer, with the service's background indexer, to be killed mid-write by
 // tests/e2e/search/crash.test.ts (or to lose its server to a kill). Argument: the SQLite
-// file, or a mysql:// URL. SEARCH_TUNING (JSON) sets the dense words' tuning as the test does.
+// file, or a mysql:// URL.
 import { parseDatabaseUrl } from '../../src/config';
 import { openDb } from '../../src/db/connection';
-import { defaultTuning, keepIndex } from '../../src/search';
+import { keepIndex } from '../../src/search';
 import { deleteRecord, insertRecord, updateRecord } from '../../src/db/records';
 import { dbTimestamp } from '../../src/db/time';
 
@@ -13,8 +13,8 @@ const TEXTS = ['alpha ÉCOLE', 'bêta σοφός', 'gamma Straße', 'delta 🎉 
 async function main(): Promise<void> {
   const target = process.argv[2];
   const db = openDb(target.startsWith('mysql://') ? parseDatabaseUrl(target) : { client: 'sqlite', filename: target });
-  // Dense words chosen (and their lists filled) again and again, crashes and all.
-  keepIndex(db, { sweepMs: 200, chooseMs: 500, tuning: { ...defaultTuning, ...JSON.parse(process.env.SEARCH_TUNING ?? '{}') } });
+  // Batches indexed again and again, crashes and all.
+  keepIndex(db, { sweepMs: 200, delayMs: 0 });
   let n = 0;
   process.stdout.write('ready\n');
   for (;;) {

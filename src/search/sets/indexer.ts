@@ -6,8 +6,8 @@ import { isMysql } from '../../db/connection';
 import { retrying } from '../../db/retry';
 import { searchFold } from '../fold';
 import { foldCollation, foldSql } from '../predicate';
-import { KeyGatherer } from './keys';
-import { changeSets, readPairable, type SetChange } from './store';
+import { KeyGatherer, wordsOf } from './keys';
+import { changeSets, readPairable, setPairable, type SetChange, setTables } from './store';
 
 export function pendingTable(table: string): string {
   return `${table}_search_set_pending`;
@@ -81,6 +81,9 @@ export async function indexPending(
 
 async function indexBatch(trx: Knex.Transaction, table: string, fields: readonly string[], batch: number): Promise<number> {
   const p = pendingTable(table);
+  // SQLite: a write first takes the write lock (waiting for another process's), before a read
+  // would fix a snapshot that a later write could only fail from.
+  if (!isMysql(trx)) await trx(p).where('id', '<', 0).update({ indexed: 0 });
   // Locked: a writer's trigger waits for this batch, then lists its record again with the text
   // this batch read as the sets' (the record's row before that writer's change).
   const pending = (await trx(p)
@@ -157,4 +160,57 @@ function minus(a: Uint32Array, b: Uint32Array): number[] {
     if (j >= b.length || b[j] !== a[i]) out.push(a[i]);
   }
   return out;
+}
+
+/** Records whose words choose the pairable words, and how many they are. */
+const PAIRABLE_SAMPLE = 20_000;
+const PAIRABLE = 64;
+/** A pairable word is in at least this share of the sample, which has at least PAIRABLE_MIN records. */
+const PAIRABLE_SHARE = 0.05;
+const PAIRABLE_MIN = 1000;
+
+/**
+ * Chooses the words whose adjacent pairs get sets (`"and the"` counted without a row): the
+ * commonest in a sample of the table. Only while the sets are empty (before a load or a rebuild
+ * indexes the records): pairs already stored stay true for the words they were chosen for.
+ * Returns the words chosen, or undefined when the sets were not empty.
+ */
+export async function choosePairable(db: Knex, table: string, fields: readonly string[]): Promise<string[] | undefined> {
+  return retrying(() =>
+    db.transaction(async (trx) => {
+      if (!isMysql(trx)) await trx(pendingTable(table)).where('id', '<', 0).update({ indexed: 0 });
+      if (await trx(setTables(table).sets).first('k')) return undefined;
+      const mysql = isMysql(trx);
+      const collation = mysql ? await foldCollation(trx) : undefined;
+      const rows: Record<string, unknown>[] = await trx(table)
+        .select(fields.map((f) => trx.raw(`${mysql ? foldSql(collation, '??') : '??'} AS ??`, [f, f])))
+        .orderBy('id', 'desc')
+        .limit(PAIRABLE_SAMPLE);
+      const holding = new Map<string, number>();
+      for (const row of rows) {
+        const words = new Set<string>();
+        for (const f of fields) {
+          const text = row[f];
+          if (typeof text === 'string') for (const { word } of wordsOf(mysql ? text : searchFold(text))) words.add(word);
+        }
+        for (const w of words) holding.set(w, (holding.get(w) ?? 0) + 1);
+      }
+      const chosen =
+        rows.length < PAIRABLE_MIN
+          ? []
+          : [...holding]
+              .filter(([, n]) => n >= PAIRABLE_SHARE * rows.length)
+              .sort((a, b) => b[1] - a[1])
+              .slice(0, PAIRABLE)
+              .map(([w]) => w);
+      await setPairable(trx, table, chosen);
+      return chosen;
+    }),
+  );
+}
+
+/** How many records of `table` wait to be indexed. */
+export async function pendingCount(db: Knex, table: string): Promise<number> {
+  const [{ n }] = await db(pendingTable(table)).count<{ n: number | string }[]>({ n: '*' });
+  return Number(n);
 }

@@ -19,6 +19,13 @@ export interface MatchStats {
   pending: number;
 }
 
+export interface MatchOptions {
+  /** Filled with how the search was answered. */
+  stats?: MatchStats;
+  /** Runs the check of `n` rows with the scan's predicate (the search limiter, for many). */
+  check?: <T>(n: number, work: () => Promise<T>) => Promise<T>;
+}
+
 /**
  * The ids of the records of `table` whose search fields hold every term, exactly as the scan's
  * predicate says. Run it inside one transaction (one snapshot): the sets and the pending table
@@ -29,7 +36,7 @@ export async function matchingIds(
   table: string,
   fields: readonly string[],
   terms: readonly string[],
-  stats?: MatchStats,
+  options: MatchOptions = {},
 ): Promise<RoaringBitmap32> {
   const collation = await foldCollation(db);
   const folded = await foldTerms(db, terms, collation);
@@ -39,11 +46,15 @@ export async function matchingIds(
   const undecided = RoaringBitmap32.or(RoaringBitmap32.andNot(plan.candidates, plan.sure), pending);
   const checked = new RoaringBitmap32();
   const ids = undecided.toUint32Array();
-  for (let i = 0; i < ids.length; i += CHECKED) {
-    const query = db(table).whereIn('id', Array.from(ids.subarray(i, i + CHECKED)));
-    applySearch(query, fields, terms, collation);
-    checked.addMany(((await query.pluck('id')) as (number | string)[]).map(Number));
-  }
+  const check = async () => {
+    for (let i = 0; i < ids.length; i += CHECKED) {
+      const query = db(table).whereRaw(`id IN (${ids.subarray(i, i + CHECKED).join(',')})`);
+      applySearch(query, fields, terms, collation);
+      checked.addMany(((await query.pluck('id')) as (number | string)[]).map(Number));
+    }
+  };
+  if (ids.length) await (options.check ? options.check(ids.length, check) : check());
+  const { stats } = options;
   if (stats) Object.assign(stats, { sure: sure.size, checked: ids.length, pending: pending.size });
   return RoaringBitmap32.or(sure, checked);
 }

@@ -80,15 +80,20 @@ export interface SetChange {
  */
 export async function changeSets(trx: Knex.Transaction, table: string, changes: readonly SetChange[]): Promise<void> {
   const t = setTables(table);
-  for (let i = 0; i < changes.length; i += BATCH) {
-    const batch = changes.slice(i, i + BATCH);
+  // In one order, so that indexers of other processes lock the same rows in the same order.
+  const sorted = [...changes].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  for (let i = 0; i < sorted.length; i += BATCH) {
+    const batch = sorted.slice(i, i + BATCH);
     const stored = new Map<string, RoaringBitmap32>();
-    const rows = (await trx(t.sets)
+    const read = trx(t.sets)
       .select('k', 'block', 'bits')
       .whereIn(
         'k',
         batch.map((c) => Buffer.from(c.key)),
-      )) as { k: Buffer; block: number; bits: Buffer }[];
+      );
+    // MySQL: locked, or another process's indexer could write the same block from the same read.
+    // SQLite's writers take turns for the whole transaction.
+    const rows = (await (isMysql(trx) ? read.forUpdate() : read)) as { k: Buffer; block: number; bits: Buffer }[];
     for (const r of rows) stored.set(`${Number(r.block)}:${r.k.toString()}`, RoaringBitmap32.deserialize(r.bits, 'portable'));
     const written: { k: Buffer; block: number; bits: Buffer }[] = [];
     const emptied: [Buffer, number][] = [];
