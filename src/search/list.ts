@@ -33,7 +33,7 @@ export function inSnapshot<T>(db: Db, work: (db: Db) => Promise<T>): Promise<T> 
   if (inTransaction(db)) return work(db);
   // REPEATABLE READ whatever the server's default: every read sees the first one's snapshot.
   // SQLite: a read transaction on WAL is one snapshot from its first read.
-  return db.transaction((trx) => work(trx), isMysql(db) ? { isolationLevel: 'repeatable read', readOnly: true } : undefined);
+  return db.transaction((trx) => work(trx), isMysql(db) ? { isolationLevel: 'repeatable read' } : undefined);
 }
 
 /** A page of the records holding every term and passing the filters, and their exact count. */

@@ -85,6 +85,16 @@ export class ThreadConnection {
   }
 }
 
+/** BLOBs cross from the thread as plain Uint8Arrays: made Buffers again, as knex's own client answers them. */
+function blobsAsBuffers(rows: Record<string, unknown>[]): Record<string, unknown>[] {
+  for (const row of rows)
+    for (const key in row) {
+      const value = row[key];
+      if (value instanceof Uint8Array && !Buffer.isBuffer(value)) row[key] = Buffer.from(value.buffer, value.byteOffset, value.byteLength);
+    }
+  return rows;
+}
+
 interface QueryObject {
   sql: string;
   bindings?: unknown[];
@@ -115,7 +125,7 @@ export class ThreadedSqliteClient extends BetterSqlite3Client {
   async _query(conn: ThreadConnection, obj: QueryObject): Promise<QueryObject> {
     if (!obj.sql) throw new Error('The query is empty');
     const answer = await conn.run(obj.sql, this._formatBindings(obj.bindings));
-    if (answer.rows) obj.response = answer.rows;
+    if (answer.rows) obj.response = blobsAsBuffers(answer.rows);
     else {
       obj.response = { changes: answer.changes ?? 0 };
       obj.context = { changes: answer.changes ?? 0 };

@@ -8,7 +8,7 @@ export interface Statement {
 /** The thread's answer to statement `id` (0: to its opening): rows, what a write changed, or its error. */
 export interface Answer {
   id: number;
-  rows?: unknown[];
+  rows?: Record<string, unknown>[];
   changes?: number;
   error?: { name: string; message: string; code?: string };
 }

@@ -12,6 +12,11 @@ const describe = (err: unknown) => {
   return { name: String(name ?? 'Error'), message: String(message ?? err), code };
 };
 
+/** A Buffer crosses to another thread as a plain Uint8Array, which better-sqlite3 does not bind. */
+function asBuffer(value: unknown): unknown {
+  return value instanceof Uint8Array && !Buffer.isBuffer(value) ? Buffer.from(value.buffer, value.byteOffset, value.byteLength) : value;
+}
+
 let db: Database.Database | undefined;
 try {
   const { filename, functions } = workerData as { filename: string; functions: string[] };
@@ -34,8 +39,9 @@ port.on('message', (message: Statement | 'close') => {
   let answer: Answer;
   try {
     const statement = db!.prepare(message.sql);
-    if (statement.reader) answer = { id: message.id, rows: statement.all(message.bindings) };
-    else answer = { id: message.id, changes: statement.run(message.bindings).changes };
+    const bindings = message.bindings.map(asBuffer);
+    if (statement.reader) answer = { id: message.id, rows: statement.all(bindings) };
+    else answer = { id: message.id, changes: statement.run(bindings).changes };
   } catch (err) {
     answer = { id: message.id, error: describe(err) };
   }

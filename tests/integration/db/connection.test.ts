@@ -102,6 +102,17 @@ describe('readerOf', () => {
     },
   );
 
+  // Buffers cross between threads as plain Uint8Arrays, which better-sqlite3 neither binds as a
+  // BLOB nor do callers read as a Buffer (search's keys and sets are BLOBs).
+  (dialect === 'sqlite' ? test : test.skip)('SQLite: the reader binds and answers BLOBs as Buffers, as the pool does', async () => {
+    const reader = readerOf(t.db);
+    const blob = Buffer.from('clé\u0000', 'utf8');
+    const rows = (await reader.raw('SELECT ? AS b, ? = X\'636CC3A900\' AS same', [blob, blob])) as { b: unknown; same: number }[];
+    expect(Buffer.isBuffer(rows[0].b)).toBe(true);
+    expect((rows[0].b as Buffer).equals(blob)).toBe(true);
+    expect(rows[0].same).toBe(1);
+  });
+
   /** A statement that keeps SQLite busy for a while (hundreds of ms) and returns one row. */
   const SLOW = 'WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000000) SELECT count(*) AS c FROM n';
 
