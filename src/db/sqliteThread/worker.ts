@@ -40,7 +40,7 @@ port.on('message', (message: Statement | 'close') => {
   try {
     const statement = db!.prepare(message.sql);
     const bindings = message.bindings.map(asBuffer);
-    if (statement.reader) answer = { id: message.id, rows: statement.all(bindings) };
+    if (statement.reader) answer = { id: message.id, rows: statement.all(bindings) as Record<string, unknown>[] };
     else answer = { id: message.id, changes: statement.run(bindings).changes };
   } catch (err) {
     answer = { id: message.id, error: describe(err) };
