@@ -35,7 +35,7 @@ export async function createSetTables(db: Knex, table: string): Promise<void> {
       [t.sets],
     );
     await db.raw(
-      `CREATE TABLE ?? (seq BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, word VARBINARY(1700) NOT NULL, UNIQUE KEY ?? (word)) ENGINE=InnoDB ROW_FORMAT=DYNAMIC`,
+      `CREATE TABLE ?? (seq BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, word VARBINARY(1700) NOT NULL, appends BIGINT NOT NULL DEFAULT 0, UNIQUE KEY ?? (word)) ENGINE=InnoDB ROW_FORMAT=DYNAMIC`,
       [t.words, `${t.words}_word`],
     );
     await db.raw(`CREATE TABLE ?? (word VARBINARY(1700) NOT NULL PRIMARY KEY) ENGINE=InnoDB ROW_FORMAT=DYNAMIC`, [t.pairable]);
@@ -43,7 +43,7 @@ export async function createSetTables(db: Knex, table: string): Promise<void> {
     await db.raw(`CREATE TABLE ?? (k BLOB NOT NULL, block INTEGER NOT NULL, bits BLOB NOT NULL, PRIMARY KEY (k, block)) WITHOUT ROWID`, [
       t.sets,
     ]);
-    await db.raw(`CREATE TABLE ?? (seq INTEGER PRIMARY KEY AUTOINCREMENT, word BLOB NOT NULL UNIQUE)`, [t.words]);
+    await db.raw(`CREATE TABLE ?? (seq INTEGER PRIMARY KEY AUTOINCREMENT, word BLOB NOT NULL UNIQUE, appends INTEGER NOT NULL DEFAULT 0)`, [t.words]);
     await db.raw(`CREATE TABLE ?? (word BLOB NOT NULL PRIMARY KEY) WITHOUT ROWID`, [t.pairable]);
   }
   await markVocabulary(db, table);
@@ -80,6 +80,7 @@ export interface SetChange {
  */
 export async function changeSets(trx: Knex.Transaction, table: string, changes: readonly SetChange[]): Promise<void> {
   const t = setTables(table);
+  const words: Buffer[] = [];
   // In one order, so that indexers of other processes lock the same rows in the same order.
   const sorted = [...changes].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   for (let i = 0; i < sorted.length; i += BATCH) {
@@ -97,7 +98,6 @@ export async function changeSets(trx: Knex.Transaction, table: string, changes: 
     for (const r of rows) stored.set(`${Number(r.block)}:${r.k.toString()}`, RoaringBitmap32.deserialize(r.bits, 'portable'));
     const written: { k: Buffer; block: number; bits: Buffer }[] = [];
     const emptied: [Buffer, number][] = [];
-    const words: Buffer[] = [];
     for (const change of batch) {
       const k = Buffer.from(change.key);
       for (const [block, add, remove] of byBlock(change.add, change.remove)) {
@@ -120,14 +120,29 @@ export async function changeSets(trx: Knex.Transaction, table: string, changes: 
         .onConflict(['k', 'block'])
         .merge(['bits']);
     for (const [k, block] of emptied) await trx(t.sets).where({ k, block }).delete();
-    // A word already known (in another block) is not numbered again.
-    const fresh = [...new Set(words.map((w) => w.toString()))].map((w) => ({ word: Buffer.from(w) }));
-    for (let w = 0; w < fresh.length; w += BATCH)
-      await trx(t.words)
-        .insert(fresh.slice(w, w + BATCH))
-        .onConflict('word')
-        .ignore();
   }
+  if (words.length) await appendWords(trx, table, words);
+}
+
+/**
+ * Numbers new words after every word committed before them: a reader that has read up to a
+ * number reads only past it, so words must never commit out of their numbers' order (as two
+ * indexers' would, each holding numbers while the other commits). Each append first changes the
+ * vocabulary's first row: on MySQL the next append waits for this one to commit; on Galera, where
+ * locks are a node's own, the second of two at once fails certification and is retried.
+ */
+async function appendWords(trx: Knex.Transaction, table: string, words: readonly Buffer[]): Promise<void> {
+  const t = setTables(table);
+  await trx(t.words)
+    .where('seq', 1)
+    .update({ appends: trx.raw('appends + 1') });
+  // A word already known (in another block) is not numbered again.
+  const fresh = [...new Set(words.map((w) => w.toString()))].map((w) => ({ word: Buffer.from(w) }));
+  for (let w = 0; w < fresh.length; w += BATCH)
+    await trx(t.words)
+      .insert(fresh.slice(w, w + BATCH))
+      .onConflict('word')
+      .ignore();
 }
 
 /** The ids of a change split by block, each part sorted. */

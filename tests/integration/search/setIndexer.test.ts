@@ -6,7 +6,7 @@ import '../../../src/search'; // the SQLite functions of the scan's predicate
 import { indexPending, pendingStatements, pendingTable } from '../../../src/search/sets/indexer';
 import { matchingIds } from '../../../src/search/sets/matches';
 import { planTerms } from '../../../src/search/sets/plan';
-import { createSetTables, dropSetTables, setPairable, setReader } from '../../../src/search/sets/store';
+import { changeSets, createSetTables, dropSetTables, setPairable, setReader, setTables } from '../../../src/search/sets/store';
 
 // The indexer on the database under test: whatever writes come, and whenever batches run, the
 // sets with the pending records taken out and checked by the scan give the scan's matches.
@@ -111,5 +111,36 @@ describe('the set indexer', () => {
     await indexPending(db, TABLE, FIELDS);
     await db(TABLE).update({ title: 'same' });
     expect(await db(pendingTable(TABLE)).count({ n: '*' })).toEqual([{ n: 0 }]);
+  });
+
+  // A reader reads only the words numbered past the last it read: a word committed after one
+  // numbered later would never be read (two indexers, each holding its numbers uncommitted).
+  // SQLite's writers take turns for a whole transaction (and its test pool has one connection).
+  (mysql ? test : test.skip)('numbers words in commit order: a reader between two indexers misses neither word', async () => {
+    const db = database.db;
+    // Sets of another block already there, so that the two indexers' sets rows (and the gaps
+    // between them) are apart: only the vocabulary can order them.
+    const bits = Buffer.from(RoaringBitmap32.from([1]).serialize('portable'));
+    await db(setTables(TABLE).sets).insert(['walpha', 'wbeta', 'wzz'].map((k) => ({ k: Buffer.from(k), block: 0, bits })));
+    const reader = setReader(db, TABLE, {});
+    expect(await reader.vocabulary()).toEqual([]);
+    let releaseFirst!: () => void;
+    const firstHolds = new Promise<void>((r) => (releaseFirst = r));
+    let firstIn!: () => void;
+    const firstWrote = new Promise<void>((r) => (firstIn = r));
+    const first = db.transaction(async (trx) => {
+      await changeSets(trx, TABLE, [{ key: 'walpha', add: [70_000], remove: [] }]);
+      firstIn();
+      await firstHolds;
+    });
+    await firstWrote;
+    // The second waits for the first's lock on the vocabulary.
+    const second = db.transaction((trx) => changeSets(trx, TABLE, [{ key: 'wbeta', add: [70_001], remove: [] }]));
+    await new Promise((r) => setTimeout(r, 300));
+    const between = await reader.vocabulary();
+    releaseFirst();
+    await Promise.all([first, second]);
+    expect(between).not.toContain('beta');
+    expect([...(await reader.vocabulary())].sort()).toEqual(['alpha', 'beta']);
   });
 });
