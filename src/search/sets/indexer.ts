@@ -182,10 +182,10 @@ export async function choosePairable(db: Knex, table: string, fields: readonly s
       if (await trx(setTables(table).sets).first('k')) return undefined;
       const mysql = isMysql(trx);
       const collation = mysql ? await foldCollation(trx) : undefined;
-      const rows: Record<string, unknown>[] = await trx(table)
+      const rows = (await trx(table)
         .select(fields.map((f) => trx.raw(`${mysql ? foldSql(collation, '??') : '??'} AS ??`, [f, f])))
         .orderBy('id', 'desc')
-        .limit(PAIRABLE_SAMPLE);
+        .limit(PAIRABLE_SAMPLE)) as Record<string, unknown>[];
       const holding = new Map<string, number>();
       for (const row of rows) {
         const words = new Set<string>();

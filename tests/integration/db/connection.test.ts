@@ -107,7 +107,7 @@ describe('readerOf', () => {
   (dialect === 'sqlite' ? test : test.skip)('SQLite: the reader binds and answers BLOBs as Buffers, as the pool does', async () => {
     const reader = readerOf(t.db);
     const blob = Buffer.from('clé\u0000', 'utf8');
-    const rows = (await reader.raw('SELECT ? AS b, ? = X\'636CC3A900\' AS same', [blob, blob])) as { b: unknown; same: number }[];
+    const rows = await reader.raw<{ b: unknown; same: number }[]>("SELECT ? AS b, ? = X'636CC3A900' AS same", [blob, blob]);
     expect(Buffer.isBuffer(rows[0].b)).toBe(true);
     expect((rows[0].b as Buffer).equals(blob)).toBe(true);
     expect(rows[0].same).toBe(1);
