@@ -7,7 +7,7 @@ import { retrying } from '../../db/retry';
 import { searchFold } from '../fold';
 import { foldCollation, foldSql } from '../predicate';
 import { KeyGatherer, wordsOf } from './keys';
-import { changeSets, readPairable, setPairable, type SetChange, setTables } from './store';
+import { BLOCK_SIZE, changeSets, readPairable, setPairable, type SetChange, setTables } from './store';
 
 export function pendingTable(table: string): string {
   return `${table}_search_set_pending`;
@@ -81,23 +81,27 @@ export async function indexPending(
 
 async function indexBatch(trx: Knex.Transaction, table: string, fields: readonly string[], batch: number): Promise<number> {
   const p = pendingTable(table);
+  const mysql = isMysql(trx);
   // SQLite: a write first takes the write lock (waiting for another process's), before a read
   // would fix a snapshot that a later write could only fail from.
   if (!isMysql(trx)) await trx(p).where('id', '<', 0).update({ indexed: 0 });
   // Locked: a writer's trigger waits for this batch, then lists its record again with the text
   // this batch read as the sets' (the record's row before that writer's change).
-  const pending = (await trx(p)
+  // Within one block of ids: a batch rewrites each set's row of that block once.
+  const first = (await trx(p).orderBy('id').first('id')) as { id: number | string } | undefined;
+  if (!first) return 0;
+  const query = trx(p)
     .select('id', 'indexed', ...fields.map(oldColumn))
+    .where('id', '<', (Math.floor(Number(first.id) / BLOCK_SIZE) + 1) * BLOCK_SIZE)
     .orderBy('id')
-    .limit(batch)
-    .forUpdate()) as PendingRow[];
+    .limit(batch);
+  const pending = (await (mysql ? query.forUpdate() : query)) as PendingRow[];
   if (!pending.length) return 0;
   const ids = pending.map((r) => r.id);
-  const mysql = isMysql(trx);
   const collation = mysql ? await foldCollation(trx) : undefined;
   const fold = (column: string, as: string) => trx.raw(`${mysql ? foldSql(collation, '??') : '??'} AS ??`, [column, as]);
   const current: Record<string, unknown>[] = await trx(table)
-    .whereIn('id', ids)
+    .whereRaw(idsIn(ids))
     .select('id', ...fields.map((f) => fold(f, f)));
   const olds = pending.filter((r) => Number(r.indexed) === 1);
   // MySQL folds in SQL, so it reads the old text again through the fold; SQLite has it already.
@@ -109,17 +113,19 @@ async function indexBatch(trx: Knex.Transaction, table: string, fields: readonly
     ? []
     : mysql
       ? await trx(p)
-          .whereIn(
-            'id',
-            olds.map((r) => r.id),
-          )
+          .whereRaw(idsIn(olds.map((r) => r.id)))
           .select<Record<string, unknown>[]>('id', ...fields.map((f) => fold(oldColumn(f), f)))
       : olds.map(asFields);
   const pairable = await readPairable(trx, table);
   const changes = diff(keysOfRows(before, fields, pairable, mysql), keysOfRows(current, fields, pairable, mysql));
   await changeSets(trx, table, changes);
-  await trx(p).whereIn('id', ids).delete();
+  await trx(p).whereRaw(idsIn(ids)).delete();
   return pending.length;
+}
+
+/** `id IN (...)` written out: ids are integers, and a load's batch has more than a statement may bind. */
+function idsIn(ids: readonly (number | string)[]): string {
+  return `id IN (${ids.map((id) => String(Number(id))).join(',')})`;
 }
 
 /** Each key of these rows (by increasing id) with its ids. */
