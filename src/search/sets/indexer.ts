@@ -88,7 +88,7 @@ async function indexBatch(trx: Knex.Transaction, table: string, fields: readonly
   // Locked: a writer's trigger waits for this batch, then lists its record again with the text
   // this batch read as the sets' (the record's row before that writer's change).
   // Within one block of ids: a batch rewrites each set's row of that block once.
-  const first = (await trx(p).orderBy('id').first('id')) as { id: number | string } | undefined;
+  const first = await trx(p).orderBy('id').first<{ id: number | string } | undefined>('id');
   if (!first) return 0;
   const query = trx(p)
     .select('id', 'indexed', ...fields.map(oldColumn))
