@@ -28,7 +28,7 @@ export async function dropSearchIndex(db: Knex, table: string): Promise<void> {
 }
 
 /**
- * The indexes of the engines before the sets (docs/adr/0025-search-sets.md): SQLite's FTS5
+ * The indexes of the engines before the sets (docs/adr/0025-search-by-sets.md): SQLite's FTS5
  * trigram and token indexes, MySQL's word index with its grams, dense words and postings.
  */
 function earlierIndexStatements(mysql: boolean, table: string): string[] {
