@@ -1,5 +1,6 @@
 // The list pipeline for a search (filter → order → paginate): the exact set of matching ids from
 // the sets (sets/matches.ts), narrowed by the filters, then a page of it in the list's order.
+import { setImmediate } from 'node:timers/promises';
 import type { Knex } from 'knex';
 import { RoaringBitmap32 } from 'roaring';
 import { type Db, inTransaction, isMysql, readerOf, withDeadline } from '../db/connection';
@@ -32,8 +33,14 @@ export function searching<T>(ctx: SearchContext, pool: Db, work: (db: Db, costly
 export function inSnapshot<T>(db: Db, work: (db: Db) => Promise<T>): Promise<T> {
   if (inTransaction(db)) return work(db);
   // REPEATABLE READ whatever the server's default: every read sees the first one's snapshot.
-  // SQLite: a read transaction on WAL is one snapshot from its first read.
-  return db.transaction((trx) => work(trx), isMysql(db) ? { isolationLevel: 'repeatable read' } : undefined);
+  if (isMysql(db)) return db.transaction((trx) => work(trx), { isolationLevel: 'repeatable read' });
+  // SQLite: a read transaction on WAL is one snapshot from its first read. Searches waiting for
+  // the connection take it one after another in promise callbacks: each first lets the event
+  // loop read the requests that came meanwhile (an in-memory database runs on this thread).
+  return db.transaction(async (trx) => {
+    await setImmediate();
+    return work(trx);
+  });
 }
 
 /** A page of the records holding every term and passing the filters, and their exact count. */

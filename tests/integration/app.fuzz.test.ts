@@ -25,6 +25,9 @@
 //   character by character (RFC 9110): `"01"` is not `"1"`.
 import fc from 'fast-check';
 import { tunableSearch } from '../helpers/search';
+import { collections } from '../../src/collections';
+import type { SearchTuning } from '../../src/search';
+import { indexPending } from '../../src/search/sets/indexer';
 import { startTestApp, type TestApp } from '../helpers/app';
 import { dialect } from '../helpers/db';
 import { type CollectionRules, Model } from '../helpers/fuzz/model';
@@ -34,6 +37,14 @@ import { Mismatch, readAll, runPlan, Sender } from '../helpers/fuzz/run';
 import { specOperations } from '../helpers/fuzz/spec';
 
 const search = tunableSearch();
+/** The page strategies: the defaults, ids sorted by the database, the order walked, and every check and sort through the limiter. */
+const TUNINGS: Partial<SearchTuning>[] = [
+  {},
+  { walkPerMatch: 0 },
+  { inList: 0 },
+  { walkPerMatch: 1e9, inList: 1 },
+  { checkedInline: 0, walkPerMatch: 0 },
+];
 
 const RUNS = Number(process.env.FUZZ_REQUESTS ?? 2000);
 const SEED = Number(process.env.FUZZ_SEED ?? Date.now() ^ (Math.random() * 2 ** 31));
@@ -116,9 +127,11 @@ test(`${RUNS} plans of requests from the spec get the answers the contract gives
     // After a failure the model may be wrong; shrinking starts from what the database holds.
     if (resync) await checkModel().catch(() => undefined);
     resync = true;
-    // SQLite: every other plan's searches are answered by the token index whenever it can decide
-    // them (tokens.ts), the others' never, so that the model judges both indexes on any data.
-    search.tune({ tokenShare: runs % 2 === 0 ? 1 : -1 });
+    // Each plan's searches page by another strategy (list.ts), and every third plan starts with
+    // the pending records indexed, so that the model judges the sets and the pending checks alike.
+    search.reset();
+    search.tune(TUNINGS[runs % TUNINGS.length]);
+    if (runs % 3 === 0) for (const c of collections) if (c.searchFields.length) await indexPending(app.database.db, c.name, c.searchFields);
     await runPlan(plan, model, sender);
     if (++runs % CHECK_EVERY === 0) await checkModel();
     resync = false;

@@ -21,14 +21,16 @@ function oldColumn(field: string): string {
 /**
  * SQL of the pending table and the triggers that fill it, for either database. `indexed`: 1 when
  * the sets hold the record (its old text then says what to take out), 0 for a record they lack.
- * The first write since the last batch decides; later ones find the row there and leave it.
+ * The first write since the last batch decides; later ones find the row there and count
+ * themselves in `writes`: a real change, so that on Galera, where a batch's locks are its node's
+ * own, a write on another node conflicts with the batch that deletes the row, and one retries.
  */
 export function pendingStatements(mysql: boolean, table: string, fields: readonly string[]): string[] {
   const p = pendingTable(table);
   const q = (name: string) => (mysql ? `\`${name}\`` : `"${name}"`);
   const olds = fields.map((f) => q(oldColumn(f)));
   const text = mysql ? 'LONGTEXT' : 'TEXT';
-  const keep = mysql ? 'ON DUPLICATE KEY UPDATE id = id' : 'ON CONFLICT (id) DO NOTHING';
+  const keep = mysql ? 'ON DUPLICATE KEY UPDATE writes = writes + 1' : 'ON CONFLICT (id) DO UPDATE SET writes = writes + 1';
   const insert = (row: 'NEW' | 'OLD', indexed: 0 | 1) =>
     `INSERT INTO ${q(p)} (id, indexed${olds.map((o) => `, ${o}`).join('')}) VALUES (${row}.id, ${indexed}${fields
       .map((f) => `, ${indexed ? `OLD.${q(f)}` : 'NULL'}`)
@@ -40,7 +42,7 @@ export function pendingStatements(mysql: boolean, table: string, fields: readonl
     return `${head}${only ? ` WHEN ${only}` : ''} BEGIN ${body}; END`;
   };
   return [
-    `CREATE TABLE ${q(p)} (id BIGINT ${mysql ? 'UNSIGNED ' : ''}NOT NULL PRIMARY KEY, indexed ${mysql ? 'TINYINT' : 'INTEGER'} NOT NULL${olds
+    `CREATE TABLE ${q(p)} (id BIGINT ${mysql ? 'UNSIGNED ' : ''}NOT NULL PRIMARY KEY, indexed ${mysql ? 'TINYINT' : 'INTEGER'} NOT NULL, writes ${mysql ? 'BIGINT' : 'INTEGER'} NOT NULL DEFAULT 0${olds
       .map((o) => `, ${o} ${text} NULL`)
       .join('')})${mysql ? ' ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin' : ''}`,
     trigger('insert', 'INSERT', insert('NEW', 0)),
@@ -87,8 +89,11 @@ async function indexBatch(trx: Knex.Transaction, table: string, fields: readonly
   if (!isMysql(trx)) await trx(p).where('id', '<', 0).update({ indexed: 0 });
   // Locked: a writer's trigger waits for this batch, then lists its record again with the text
   // this batch read as the sets' (the record's row before that writer's change).
-  // Within one block of ids: a batch rewrites each set's row of that block once.
-  const first = await trx(p).orderBy('id').first<{ id: number | string } | undefined>('id');
+  // Within one block of ids: a batch rewrites each set's row of that block once. Locked (as every
+  // read before the records' text): MySQL's snapshot is taken at the first plain read, and one
+  // taken before a writer's commit would read its record's text as before it.
+  const firstQuery = trx(p).orderBy('id').first<{ id: number | string } | undefined>('id');
+  const first = await (mysql ? firstQuery.forUpdate() : firstQuery);
   if (!first) return 0;
   const query = trx(p)
     .select('id', 'indexed', ...fields.map(oldColumn))

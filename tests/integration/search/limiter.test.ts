@@ -3,8 +3,9 @@ import { poolStats, withDeadline } from '../../../src/db/connection';
 import { insertRecord } from '../../../src/db/records';
 import { ConcurrencyLimiter } from '../../../src/lib/concurrency';
 import { type Costly, createSearch, defaultTuning, parseSearch, SearchLimiter, type SearchTuning } from '../../../src/search';
+import type { Filter } from '../../../src/db/filters';
 import { dbTimestamp } from '../../../src/db/time';
-import { indexPending } from '../../../src/search/mysql/wordIndex';
+import { indexPending } from '../../../src/search/sets/indexer';
 import { createTestDatabase, dialect, type TestDatabase } from '../../helpers/db';
 import { latch, sleep } from '../../helpers/load';
 import { NEWEST_FIRST as order } from '../../helpers/scan';
@@ -300,7 +301,7 @@ describe('SearchLimiter', () => {
     );
     const log: string[] = [];
     const gates = [latch(), latch(), latch()];
-    // Searches with no costly statement (preloaded matches, dense words' counts) take no turn, but a connection.
+    // Searches with no costly statement (little to check or sort) take no turn, but a connection.
     const cheap = (name: string, gate: { done: Promise<void> }) => async () => {
       log.push(`${name} attempt`);
       await gate.done;
@@ -331,42 +332,42 @@ describe('SearchLimiter', () => {
   });
 });
 
-// On MySQL a search whose matches are not held counts them (and pages them) in its turn, within
-// its deadline: with the one turn held elsewhere, it fails as a late statement does (503) at about
-// its query timeout, never later, while a search whose matches are held and a list without a
-// search are not held up. SQLite runs one statement at a time in each process anyway: its search
-// does not wait.
-describe('a search that visits all its matches takes its turn', () => {
+// A search whose statements check or sort many rows (more than checkedInline), read a filter's
+// ids whole (more matches than inList), or walk far, runs them in its turn, within its deadline:
+// with the one turn held elsewhere, it fails as a late statement does (503) at about its query
+// timeout, never later, while a search with little to check and a list without a search are not
+// held up. Both databases: SQLite's searches read on a thread of their own.
+describe('a search that checks or sorts many rows takes its turn', () => {
   const spec = { table: 'posts', searchFields: ['title', 'content'] };
   /** What the searches below run with; tests move it, and it is put back after each. */
-  // FULLTEXT's path: the postings' counts and pages take no turn.
-  const fulltext = { ...defaultTuning, postings: 0 };
-  const tuning: SearchTuning = { ...fulltext };
+  const tuning: SearchTuning = { ...defaultTuning };
   const searchLimiter = new SearchLimiter(
     () => tuning.searchTurns,
     () => tuning.poolSize,
   );
   /** An engine with the tuning as it is now, sharing the one limiter as a process's requests do. */
   const engine = () => createSearch(tuning, { limiter: searchLimiter });
+  /** Every check of a row and every sort of ids is costly: what many matches would cost. */
+  const costlyEverything = { checkedInline: 0, walkPerMatch: 0 };
   let t: TestDatabase;
-  /** A pool of 3 connections, whose searches have `queryTimeoutMs`, on 3 records. */
+  /** A pool of 3 connections, whose searches have `queryTimeoutMs`, on 3 records, indexed. */
   async function gatedPosts(queryTimeoutMs: number): Promise<TestDatabase> {
     const made = await createTestDatabase({ size: 3, queryTimeoutMs });
     const at = dbTimestamp();
     for (let n = 0; n < 3; n++) {
       await insertRecord(made.db, 'posts', { title: `gated ${n}`, content: 'text', author: 'a', created_at: at, updated_at: at });
     }
-    if (dialect === 'mysql') await indexPending(made.db, 'posts');
+    await indexPending(made.db, 'posts', spec.searchFields);
     return made;
   }
   beforeAll(async () => (t = await gatedPosts(300)));
-  afterEach(() => Object.assign(tuning, fulltext));
+  afterEach(() => Object.assign(tuning, defaultTuning));
   afterAll(() => t.drop());
 
-  const list = (search: string, on = t) =>
-    listRecords(on.db, spec, { terms: parseSearch(search), filters: [], order, page: 1, pageSize: 10 }, engine());
-  const seek = (search: string, on = t) =>
-    seekRecords(on.db, spec, { terms: parseSearch(search), filters: [], order, backward: false, limit: 11 }, engine());
+  const list = (search: string, on = t, filters: Filter[] = []) =>
+    listRecords(on.db, spec, { terms: parseSearch(search), filters, order, page: 1, pageSize: 10 }, engine());
+  const seek = (search: string, on = t, filters: Filter[] = []) =>
+    seekRecords(on.db, spec, { terms: parseSearch(search), filters, order, backward: false, limit: 11 }, engine());
 
   /** Runs `check` while another holds this process's one turn. */
   async function whileTaken(check: () => Promise<void>): Promise<void> {
@@ -389,18 +390,13 @@ describe('a search that visits all its matches takes its turn', () => {
   test.each([
     ['a list page with its count', list],
     ['a cursor page', seek],
-  ])('%s of matches not held waits for the turn, and fails at the deadline', async (_, search) => {
-    tuning.maxPreloaded = 0;
+  ])('%s that sorts more ids than checkedInline waits for the turn, and fails at the deadline', async (_, search) => {
+    Object.assign(tuning, costlyEverything);
     await whileTaken(async () => {
       const started = Date.now();
-      const answer = search('gated');
-      if (dialect === 'mysql') {
-        await expect(answer).rejects.toMatchObject({ name: 'KnexTimeoutError' });
-        expect(Date.now() - started).toBeGreaterThanOrEqual(250);
-        expect(Date.now() - started).toBeLessThan(300 + 1500);
-      } else {
-        expect(await answer).toBeTruthy();
-      }
+      await expect(search('gated')).rejects.toMatchObject({ name: 'KnexTimeoutError' });
+      expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+      expect(Date.now() - started).toBeLessThan(300 + 1500);
       expect(await list('')).toMatchObject({ count: 3 });
     });
     expect(await list('gated')).toMatchObject({ count: 3 });
@@ -413,7 +409,7 @@ describe('a search that visits all its matches takes its turn', () => {
   ])(
     '%s: list and cursor pages waiting for a turn: two hold their connection, ready, the rest none; all answer in their turn',
     async (_, asked, turns) => {
-      Object.assign(tuning, { maxPreloaded: 0, searchTurns: asked, poolSize: 3 });
+      Object.assign(tuning, { ...costlyEverything, searchTurns: asked, poolSize: 3 });
       expect(searchLimiter.stats().max).toBe(turns);
       // A deadline the searches meet once the turns are free, however slow the machine.
       const roomy = await gatedPosts(10_000);
@@ -423,13 +419,15 @@ describe('a search that visits all its matches takes its turn', () => {
       const searches = [list, list, seek, list, seek, list].map((search) => search('gated', roomy));
       const waiting = Promise.allSettled(searches);
       try {
-        if (dialect === 'mysql') {
-          // Each first plans (a connection each, 2 at a time); two keep theirs, the rest give theirs back.
-          const settled = () => searchLimiter.stats().waiting === 6 && poolStats(roomy.db).inUse === 2;
-          for (const givingUp = Date.now() + 10_000; !settled() && Date.now() < givingUp;) await sleep(5);
-          expect(searchLimiter.stats()).toMatchObject({ running: turns, waiting: 6 });
-          expect(poolStats(roomy.db)).toMatchObject({ inUse: 2, waiting: 0 });
-        }
+        // MySQL: each first plans (a connection each, 2 at a time); two keep theirs, waiting for a
+        // turn, the rest give theirs back. SQLite: the reader's one connection is the first's; the
+        // second waits for it in the pool, not the limiter.
+        const queued = dialect === 'mysql' ? 6 : 5;
+        const settled = () => searchLimiter.stats().waiting === queued;
+        for (const givingUp = Date.now() + 5_000; !settled() && Date.now() < givingUp;) await sleep(5);
+        expect(searchLimiter.stats()).toMatchObject({ running: turns, waiting: queued });
+        // MySQL: the pool's own connections; SQLite's searches hold the reader's, not the pool's.
+        if (dialect === 'mysql') expect(poolStats(roomy.db)).toMatchObject({ inUse: 2, waiting: 0 });
         expect(await list('', roomy)).toMatchObject({ count: 3 });
       } finally {
         held.open();
@@ -443,26 +441,49 @@ describe('a search that visits all its matches takes its turn', () => {
     },
   );
 
-  test("a page that InnoDB FULLTEXT reads runs in the search's turn, as its count does", async () => {
-    Object.assign(tuning, { maxPreloaded: 0, walkRows: 0, walkPerMatch: 0 });
+  // Which of a search's statements are costly, as the tuning draws the lines.
+  test.each<[string, Partial<SearchTuning>, string, Filter[], boolean, number]>([
+    ['the defaults: nothing', {}, 'gated', [], false, 0],
+    ['a word decided by the sets, walked: nothing', { checkedInline: 0 }, 'gated', [], false, 0],
+    ['the sort of the ids', costlyEverything, 'gated', [], false, 1],
+    ['the check of a candidate, then the sort', costlyEverything, '"gated 1"', [], false, 2],
+    ['the check of a pending record, then the sort', costlyEverything, 'gated', [], true, 2],
+    ['the filter read whole', { inList: 0 }, 'gated', [{ column: 'author', op: 'eq', value: 'a' }], false, 1],
+    ['the filter checked by id: nothing', {}, 'gated', [{ column: 'author', op: 'eq', value: 'a' }], false, 0],
+    ['by id, the check of a pending record only', { checkedInline: 0, walkPerMatch: 0, inList: 0 }, 'text', [], true, 1],
+  ])('costly statements: %s', async (_what, tuned, search, filters, pending, expected) => {
+    Object.assign(tuning, tuned);
+    let added: number | undefined;
+    if (pending) {
+      const at = dbTimestamp();
+      added = Number(
+        (await insertRecord(t.db, 'posts', { title: 'gated 9', content: 'text', author: 'a', created_at: at, updated_at: at })).id,
+      );
+    }
     let costlyStatements = 0;
     const counting: Costly = (work) => {
       costlyStatements++;
       return work();
     };
-    const search = jest.spyOn(searchLimiter, 'search').mockImplementation((_, attempt) => attempt(counting));
+    const spy = jest.spyOn(searchLimiter, 'search').mockImplementation((_, attempt) => attempt(counting));
     try {
-      expect(await list('gated')).toMatchObject({ count: 3 });
-      expect(costlyStatements).toBe(dialect === 'mysql' ? 2 : 0);
+      const byId = search === 'text' ? [{ column: 'id', desc: true }] : order;
+      const result = await listRecords(t.db, spec, { terms: parseSearch(search), filters, order: byId, page: 1, pageSize: 10 }, engine());
+      const want = search === '"gated 1"' ? 1 : pending ? 4 : 3;
+      expect(result).toMatchObject({ count: want });
+      expect(costlyStatements).toBe(expected);
     } finally {
-      search.mockRestore();
+      spy.mockRestore();
+      if (added !== undefined) await t.db('posts').where({ id: added }).delete();
+      await indexPending(t.db, 'posts', spec.searchFields);
     }
   });
 
-  test('a search whose matches are held does not wait', async () => {
+  test('a search with little to check or sort does not wait', async () => {
     await whileTaken(async () => {
       expect(await list('gated')).toMatchObject({ count: 3 });
       expect(await seek('gated')).toHaveLength(3);
+      expect(await list('gated', t, [{ column: 'author', op: 'eq', value: 'a' }])).toMatchObject({ count: 3 });
     });
   });
 });
