@@ -7,7 +7,7 @@ import { retrying } from '../../db/retry';
 import { searchFold } from '../fold';
 import { foldCollation, foldSql } from '../predicate';
 import { KeyGatherer, wordsOf } from './keys';
-import { BLOCK_SIZE, changeSets, readPairable, setPairable, type SetChange, setTables } from './store';
+import { BLOCK_SIZE, changeSets, lockSets, readPairable, setPairable, type SetChange, setTables } from './store';
 
 export function pendingTable(table: string): string {
   return `${table}_search_set_pending`;
@@ -84,9 +84,7 @@ export async function indexPending(
 async function indexBatch(trx: Knex.Transaction, table: string, fields: readonly string[], batch: number): Promise<number> {
   const p = pendingTable(table);
   const mysql = isMysql(trx);
-  // SQLite: a write first takes the write lock (waiting for another process's), before a read
-  // would fix a snapshot that a later write could only fail from.
-  if (!isMysql(trx)) await trx(p).where('id', '<', 0).update({ indexed: 0 });
+  await lockSets(trx, table);
   // Locked: a writer's trigger waits for this batch, then lists its record again with the text
   // this batch read as the sets' (the record's row before that writer's change).
   // Within one block of ids: a batch rewrites each set's row of that block once. Locked (as every
@@ -189,7 +187,7 @@ const PAIRABLE_MIN = 1000;
 export async function choosePairable(db: Knex, table: string, fields: readonly string[]): Promise<string[] | undefined> {
   return retrying(() =>
     db.transaction(async (trx) => {
-      if (!isMysql(trx)) await trx(pendingTable(table)).where('id', '<', 0).update({ indexed: 0 });
+      await lockSets(trx, table);
       if (await trx(setTables(table).sets).first('k')) return undefined;
       const mysql = isMysql(trx);
       const collation = mysql ? await foldCollation(trx) : undefined;

@@ -2,6 +2,7 @@
 // with the scan's predicate. Pure but for the reader, which a storage adapter implements.
 import { RoaringBitmap32 } from 'roaring';
 import { GRAM, MAX_GRAM, pairKey, WORD, WORD_BREAK } from './keys';
+import type { Vocabulary } from './vocabulary';
 
 /** What the planner reads of an index of sets (one table's). */
 export interface SetReader {
@@ -10,7 +11,7 @@ export interface SetReader {
   /** The union of the sets whose keys start with any of these prefixes. */
   unionPrefixed(prefixes: readonly string[]): Promise<RoaringBitmap32>;
   /** Every word (or piece of a long word) that has a set. */
-  vocabulary(): Promise<readonly string[]>;
+  vocabulary(): Promise<Vocabulary>;
   /** The words whose adjacent pairs have sets of their own. */
   pairable(): Promise<ReadonlySet<string>>;
 }
@@ -41,57 +42,50 @@ async function planTerm(reader: SetReader, term: string): Promise<TermSets> {
   if (chars.length <= MAX_GRAM) return exact(await reader.union([GRAM + term]));
   const words = await reader.vocabulary();
   // Inside one word: the union of the words that hold it.
-  if (!WORD_BREAK.test(term)) return exact(await reader.union(words.filter((w) => w.includes(term)).map((w) => WORD + w)));
+  if (!WORD_BREAK.test(term)) return exact(await reader.union(words.holding(term).map((w) => WORD + w)));
 
-  // Across words: every gram of it is a condition, and so is each word run.
+  // Across words: every gram of it is a condition.
   const conditions: RoaringBitmap32[] = [];
   const grams = new Set<string>();
   for (let i = 0; i + MAX_GRAM <= chars.length; i++) grams.add(chars.slice(i, i + MAX_GRAM).join(''));
   for (const gram of grams) conditions.push(await reader.union([GRAM + gram]));
   const runs = term.match(WORD_RUNS) ?? [];
   const isWord = (run: string) => !WORD_BREAK.test(run);
+
+  // A word's end, what separates, a word's start: the pairs of pairable words count it exactly.
+  // The rest hold such a pair with a word that is not pairable. Each word's set is read once:
+  // the commonest (pairable) words' sets are the largest.
+  if (runs.length === 3 && isWord(runs[0]) && isWord(runs[2])) {
+    const pairable = await reader.pairable();
+    const [head, between, tail] = runs;
+    const firsts = [...pairable].filter((w) => w.endsWith(head));
+    const sure = await reader.unionPrefixed(firsts.map((w) => pairKey(w, between, tail)));
+    const union = (ws: readonly string[]) => reader.union(ws.map((w) => WORD + w));
+    const [firstPaired, firstUnpaired, secondPaired, secondUnpaired] = await Promise.all([
+      union(firsts),
+      union(words.holding(head, (w) => w.endsWith(head) && !pairable.has(w))),
+      union([...pairable].filter((w) => w.startsWith(tail))),
+      union(words.holding(tail, (w) => w.startsWith(tail) && !pairable.has(w))),
+    ]);
+    const anyFirst = RoaringBitmap32.or(firstPaired, firstUnpaired);
+    const anySecond = RoaringBitmap32.or(secondPaired, secondUnpaired);
+    conditions.push(
+      RoaringBitmap32.or(RoaringBitmap32.and(firstUnpaired, anySecond), RoaringBitmap32.and(anyFirst, secondUnpaired)),
+    );
+    return { sure, candidates: RoaringBitmap32.or(sure, intersect(conditions)) };
+  }
+
+  // Else each word run is a condition too.
   for (let i = 0; i < runs.length; i++) {
     const run = runs[i];
     if (!isWord(run)) continue;
     const first = i === 0;
     const last = i === runs.length - 1;
-    const holding = words.filter((w) => (first && last ? w.includes(run) : first ? w.endsWith(run) : last ? w.startsWith(run) : w === run));
+    const holding = words.holding(run, (w) => (first && last ? true : first ? w.endsWith(run) : last ? w.startsWith(run) : w === run));
     conditions.push(await reader.union(holding.map((w) => WORD + w)));
   }
   const candidates = intersect(conditions);
-
-  // A word's end, what separates, a word's start: the pairs of pairable words count it exactly.
-  if (runs.length === 3 && isWord(runs[0]) && isWord(runs[2])) {
-    const pairable = await reader.pairable();
-    const [head, between, tail] = runs;
-    const firsts = words.filter((w) => w.endsWith(head) && pairable.has(w));
-    const sure = await reader.unionPrefixed(firsts.map((w) => pairKey(w, between, tail)));
-    // Those the pairs decide need no check: a pair of pairable words that is not there is not in the record.
-    const undecided = await pairsNotIndexed(reader, words, pairable, head, tail);
-    return { sure, candidates: RoaringBitmap32.or(sure, RoaringBitmap32.and(candidates, undecided)) };
-  }
   return { sure: new RoaringBitmap32(), candidates };
-}
-
-/** The records with a word ending in `head` and a word starting with `tail`, one of them not pairable. */
-async function pairsNotIndexed(
-  reader: SetReader,
-  words: readonly string[],
-  pairable: ReadonlySet<string>,
-  head: string,
-  tail: string,
-): Promise<RoaringBitmap32> {
-  const firsts = words.filter((w) => w.endsWith(head));
-  const seconds = words.filter((w) => w.startsWith(tail));
-  const unpaired = (ws: string[]) => ws.filter((w) => !pairable.has(w)).map((w) => WORD + w);
-  // Either the first word is not pairable (any second), or the second is not (any first).
-  const [anyFirst, anySecond, firstUnpaired, secondUnpaired] = await Promise.all([
-    reader.union(firsts.map((w) => WORD + w)),
-    reader.union(seconds.map((w) => WORD + w)),
-    reader.union(unpaired(firsts)),
-    reader.union(unpaired(seconds)),
-  ]);
-  return RoaringBitmap32.or(RoaringBitmap32.and(firstUnpaired, anySecond), RoaringBitmap32.and(anyFirst, secondUnpaired));
 }
 
 function exact(ids: RoaringBitmap32): TermSets {

@@ -7,6 +7,7 @@ import { RoaringBitmap32 } from 'roaring';
 import { isMysql } from '../../db/connection';
 import { WORD } from './keys';
 import type { SetReader } from './plan';
+import { Vocabulary } from './vocabulary';
 
 /** Ids per stored set: a bitmap of one block is at most 8 KB. */
 export const BLOCK_BITS = 16;
@@ -35,7 +36,7 @@ export async function createSetTables(db: Knex, table: string): Promise<void> {
       [t.sets],
     );
     await db.raw(
-      `CREATE TABLE ?? (seq BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, word VARBINARY(1700) NOT NULL, appends BIGINT NOT NULL DEFAULT 0, UNIQUE KEY ?? (word)) ENGINE=InnoDB ROW_FORMAT=DYNAMIC`,
+      `CREATE TABLE ?? (seq BIGINT UNSIGNED NOT NULL AUTO_INCREMENT PRIMARY KEY, word VARBINARY(1700) NOT NULL, changes BIGINT NOT NULL DEFAULT 0, UNIQUE KEY ?? (word)) ENGINE=InnoDB ROW_FORMAT=DYNAMIC`,
       [t.words, `${t.words}_word`],
     );
     await db.raw(`CREATE TABLE ?? (word VARBINARY(1700) NOT NULL PRIMARY KEY) ENGINE=InnoDB ROW_FORMAT=DYNAMIC`, [t.pairable]);
@@ -43,7 +44,7 @@ export async function createSetTables(db: Knex, table: string): Promise<void> {
     await db.raw(`CREATE TABLE ?? (k BLOB NOT NULL, block INTEGER NOT NULL, bits BLOB NOT NULL, PRIMARY KEY (k, block)) WITHOUT ROWID`, [
       t.sets,
     ]);
-    await db.raw(`CREATE TABLE ?? (seq INTEGER PRIMARY KEY AUTOINCREMENT, word BLOB NOT NULL UNIQUE, appends INTEGER NOT NULL DEFAULT 0)`, [t.words]);
+    await db.raw(`CREATE TABLE ?? (seq INTEGER PRIMARY KEY AUTOINCREMENT, word BLOB NOT NULL UNIQUE, changes INTEGER NOT NULL DEFAULT 0)`, [t.words]);
     await db.raw(`CREATE TABLE ?? (word BLOB NOT NULL PRIMARY KEY) WITHOUT ROWID`, [t.pairable]);
   }
   await markVocabulary(db, table);
@@ -80,6 +81,7 @@ export interface SetChange {
  */
 export async function changeSets(trx: Knex.Transaction, table: string, changes: readonly SetChange[]): Promise<void> {
   const t = setTables(table);
+  await lockSets(trx, table);
   const words: Buffer[] = [];
   // In one order, so that indexers of other processes lock the same rows in the same order.
   const sorted = [...changes].sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
@@ -125,17 +127,22 @@ export async function changeSets(trx: Knex.Transaction, table: string, changes: 
 }
 
 /**
- * Numbers new words after every word committed before them: a reader that has read up to a
- * number reads only past it, so words must never commit out of their numbers' order (as two
- * indexers' would, each holding numbers while the other commits). Each append first changes the
- * vocabulary's first row: on MySQL the next append waits for this one to commit; on Galera, where
- * locks are a node's own, the second of two at once fails certification and is retried.
+ * Makes the caller's transaction the only one changing the table's sets until it ends: it changes
+ * the vocabulary's first row, so on MySQL another waits for it to commit, on SQLite it takes the
+ * write lock, and on Galera, where locks are a node's own, the second of two at once fails
+ * certification and is retried. So new words commit in their numbers' order (a reader reads only
+ * words numbered past the last it read), and the pairable words never change under a batch.
+ * First in a transaction: nothing read before it, which a later commit could make stale.
  */
+export async function lockSets(trx: Knex.Transaction, table: string): Promise<void> {
+  await trx(setTables(table).words)
+    .where('seq', 1)
+    .update({ changes: trx.raw('changes + 1') });
+}
+
+/** Numbers new words (lockSets: after every word committed before them). */
 async function appendWords(trx: Knex.Transaction, table: string, words: readonly Buffer[]): Promise<void> {
   const t = setTables(table);
-  await trx(t.words)
-    .where('seq', 1)
-    .update({ appends: trx.raw('appends + 1') });
   // A word already known (in another block) is not numbered again.
   const fresh = [...new Set(words.map((w) => w.toString()))].map((w) => ({ word: Buffer.from(w) }));
   for (let w = 0; w < fresh.length; w += BATCH)
@@ -176,7 +183,7 @@ export async function readPairable(db: Knex | Knex.Transaction, table: string): 
 interface KnownWords {
   mark: string;
   seq: number;
-  words: string[];
+  words: Vocabulary;
 }
 const known = new WeakMap<object, Map<string, KnownWords>>();
 
@@ -222,7 +229,7 @@ export function setReader(db: Knex | Knex.Transaction, table: string, cacheKey: 
     async vocabulary() {
       let tables = known.get(cacheKey);
       if (!tables) known.set(cacheKey, (tables = new Map<string, KnownWords>()));
-      let mine = tables.get(table) ?? { mark: '', seq: 1, words: [] };
+      let mine = tables.get(table) ?? { mark: '', seq: 1, words: Vocabulary.of([]) };
       const read = (after: number) =>
         db(t.words).select('seq', 'word').where('seq', '>', after).orWhere('seq', 1).orderBy('seq') as Promise<
           { seq: number; word: Buffer }[]
@@ -230,7 +237,7 @@ export function setReader(db: Knex | Knex.Transaction, table: string, cacheKey: 
       let rows = await read(mine.seq);
       const mark = rows[0]?.word.toString() ?? '';
       if (mark !== mine.mark) {
-        mine = { mark, seq: 1, words: [] };
+        mine = { mark, seq: 1, words: Vocabulary.of([]) };
         rows = await read(1);
       }
       const fresh = rows.filter((r) => Number(r.seq) > mine.seq);
@@ -239,7 +246,7 @@ export function setReader(db: Knex | Knex.Transaction, table: string, cacheKey: 
       const next: KnownWords = {
         mark,
         seq: Number(fresh[fresh.length - 1].seq),
-        words: [...mine.words, ...fresh.map((r) => r.word.toString())],
+        words: mine.words.with(fresh.map((r) => r.word.toString())),
       };
       tables.set(table, next);
       return next.words;

@@ -123,7 +123,7 @@ describe('the set indexer', () => {
     const bits = Buffer.from(RoaringBitmap32.from([1]).serialize('portable'));
     await db(setTables(TABLE).sets).insert(['walpha', 'wbeta', 'wzz'].map((k) => ({ k: Buffer.from(k), block: 0, bits })));
     const reader = setReader(db, TABLE, {});
-    expect(await reader.vocabulary()).toEqual([]);
+    expect((await reader.vocabulary()).words).toEqual([]);
     let releaseFirst!: () => void;
     const firstHolds = new Promise<void>((r) => (releaseFirst = r));
     let firstIn!: () => void;
@@ -137,10 +137,10 @@ describe('the set indexer', () => {
     // The second waits for the first's lock on the vocabulary.
     const second = db.transaction((trx) => changeSets(trx, TABLE, [{ key: 'wbeta', add: [70_001], remove: [] }]));
     await new Promise((r) => setTimeout(r, 300));
-    const between = await reader.vocabulary();
+    const between = (await reader.vocabulary()).words;
     releaseFirst();
     await Promise.all([first, second]);
     expect(between).not.toContain('beta');
-    expect([...(await reader.vocabulary())].sort()).toEqual(['alpha', 'beta']);
+    expect([...(await reader.vocabulary()).words].sort()).toEqual(['alpha', 'beta']);
   });
 });

@@ -3,6 +3,7 @@ import { RoaringBitmap32 } from 'roaring';
 import { searchFold } from '../../../src/search/fold';
 import { gramsOf, KeyGatherer, WORD, wordPieces } from '../../../src/search/sets/keys';
 import { planTerms, type SetReader } from '../../../src/search/sets/plan';
+import { Vocabulary } from '../../../src/search/sets/vocabulary';
 
 /** An index of sets in memory, as a storage adapter would hold it. */
 function memoryIndex(records: readonly string[][], pairable: ReadonlySet<string>): SetReader {
@@ -15,7 +16,7 @@ function memoryIndex(records: readonly string[][], pairable: ReadonlySet<string>
     union: (keys) => Promise.resolve(RoaringBitmap32.orMany(keys.map(get))),
     unionPrefixed: (prefixes) =>
       Promise.resolve(RoaringBitmap32.orMany([...sets].filter(([k]) => prefixes.some((p) => k.startsWith(p))).map(([, s]) => s))),
-    vocabulary: () => Promise.resolve([...sets.keys()].filter((k) => k.startsWith(WORD)).map((k) => k.slice(1))),
+    vocabulary: () => Promise.resolve(Vocabulary.of([...sets.keys()].filter((k) => k.startsWith(WORD)).map((k) => k.slice(1)))),
     pairable: () => Promise.resolve(pairable),
   };
 }
@@ -103,4 +104,26 @@ describe('the index of sets', () => {
     expect(pieces.length).toBeGreaterThan(1);
     for (let at = 0; at + 200 <= word.length; at += 37) expect(pieces.some((p) => p.includes(word.slice(at, at + 200)))).toBe(true);
   });
+
+  // The gram lists only narrow which words are tested: whatever the fragment (shorter than a
+  // gram, past U+FFFF, absent) and however the vocabulary grew, the answer is the full scan's.
+  test('the vocabulary finds the words holding a fragment as a scan of every word does', () => {
+    const letters = fc.constantFrom('a', 'b', 'é', 'e\u0301', '𝒜', 'ab', 'ba');
+    const word = fc.array(letters, { minLength: 1, maxLength: 8 }).map((p) => p.join(''));
+    fc.assert(
+      fc.property(fc.array(fc.array(word, { maxLength: 20 }), { minLength: 1, maxLength: 4 }), word, fc.nat(3), (growths, fragment, cut) => {
+        let vocabulary = Vocabulary.of([]);
+        const versions: Vocabulary[] = [];
+        for (const more of growths) versions.push((vocabulary = vocabulary.with(more)));
+        const part = [...fragment].slice(0, cut + 1).join('');
+        // Older versions asked after newer ones had listed their words.
+        for (const v of [...versions].reverse()) {
+          expect(v.holding(part)).toEqual(v.words.filter((w) => w.includes(part)));
+          expect(v.holding(part, (w) => w.endsWith(part))).toEqual(v.words.filter((w) => w.endsWith(part)));
+        }
+      }),
+      { numRuns: 300 },
+    );
+  });
 });
+
