@@ -127,7 +127,9 @@ function sliceById(ids: RoaringBitmap32, desc: boolean, span: PageSpan): number[
   const out: number[] = [];
   const bound = span.after ? Number(span.after[0]) : undefined;
   // Ranks are 0-based positions in increasing order; `rank(x)` counts the ids up to x.
-  let rank = desc ? (bound === undefined ? ids.size - 1 : ids.rank(bound - 1) - 1) - span.offset : (bound === undefined ? 0 : ids.rank(bound)) + span.offset;
+  let rank = desc
+    ? (bound === undefined ? ids.size - 1 : ids.rank(bound - 1) - 1) - span.offset
+    : (bound === undefined ? 0 : ids.rank(bound)) + span.offset;
   for (let n = 0; n < span.limit && rank >= 0 && rank < ids.size; n++, rank += desc ? -1 : 1) out.push(ids.select(rank)!);
   return out;
 }
@@ -159,7 +161,7 @@ async function walkOrder(
   const columns = [...new Set([...order.map((k) => k.column), 'id'])];
   const found: number[] = [];
   let last = span.after;
-  for (let walked = 0; ; ) {
+  for (let walked = 0; ;) {
     // MySQL: told to, it walks the created_at index rather than sorting the table.
     const from = mysql && walksOrderIndex(order) ? db.raw('?? FORCE INDEX (??)', [table, orderIndexName(table)]) : table;
     const query = db.from(from).select(columns);

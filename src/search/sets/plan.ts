@@ -69,9 +69,7 @@ async function planTerm(reader: SetReader, term: string): Promise<TermSets> {
     ]);
     const anyFirst = RoaringBitmap32.or(firstPaired, firstUnpaired);
     const anySecond = RoaringBitmap32.or(secondPaired, secondUnpaired);
-    conditions.push(
-      RoaringBitmap32.or(RoaringBitmap32.and(firstUnpaired, anySecond), RoaringBitmap32.and(anyFirst, secondUnpaired)),
-    );
+    conditions.push(RoaringBitmap32.or(RoaringBitmap32.and(firstUnpaired, anySecond), RoaringBitmap32.and(anyFirst, secondUnpaired)));
     return { sure, candidates: RoaringBitmap32.or(sure, intersect(conditions)) };
   }
 

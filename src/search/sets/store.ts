@@ -44,7 +44,9 @@ export async function createSetTables(db: Knex, table: string): Promise<void> {
     await db.raw(`CREATE TABLE ?? (k BLOB NOT NULL, block INTEGER NOT NULL, bits BLOB NOT NULL, PRIMARY KEY (k, block)) WITHOUT ROWID`, [
       t.sets,
     ]);
-    await db.raw(`CREATE TABLE ?? (seq INTEGER PRIMARY KEY AUTOINCREMENT, word BLOB NOT NULL UNIQUE, changes INTEGER NOT NULL DEFAULT 0)`, [t.words]);
+    await db.raw(`CREATE TABLE ?? (seq INTEGER PRIMARY KEY AUTOINCREMENT, word BLOB NOT NULL UNIQUE, changes INTEGER NOT NULL DEFAULT 0)`, [
+      t.words,
+    ]);
     await db.raw(`CREATE TABLE ?? (word BLOB NOT NULL PRIMARY KEY) WITHOUT ROWID`, [t.pairable]);
   }
   await markVocabulary(db, table);

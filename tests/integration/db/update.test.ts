@@ -4,7 +4,7 @@ import { dbTimestamp } from '../../../src/db/time';
 import { recordSerializer } from '../../../src/handlers/serialize';
 import { loadSpec } from '../../../src/spec';
 import { pendingTable } from '../../../src/search/sets/indexer';
-import { useTestDatabase, dialect, logStatements } from '../../helpers/db';
+import { useTestDatabase, logStatements } from '../../helpers/db';
 import { fixtures } from '../../helpers/fixtures';
 
 // An update is a read and a write on the condition that the version is still the one read; the

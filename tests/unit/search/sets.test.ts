@@ -111,19 +111,23 @@ describe('the index of sets', () => {
     const letters = fc.constantFrom('a', 'b', 'é', 'e\u0301', '𝒜', 'ab', 'ba');
     const word = fc.array(letters, { minLength: 1, maxLength: 8 }).map((p) => p.join(''));
     fc.assert(
-      fc.property(fc.array(fc.array(word, { maxLength: 20 }), { minLength: 1, maxLength: 4 }), word, fc.nat(3), (growths, fragment, cut) => {
-        let vocabulary = Vocabulary.of([]);
-        const versions: Vocabulary[] = [];
-        for (const more of growths) versions.push((vocabulary = vocabulary.with(more)));
-        const part = [...fragment].slice(0, cut + 1).join('');
-        // Older versions asked after newer ones had listed their words.
-        for (const v of [...versions].reverse()) {
-          expect(v.holding(part)).toEqual(v.words.filter((w) => w.includes(part)));
-          expect(v.holding(part, (w) => w.endsWith(part))).toEqual(v.words.filter((w) => w.endsWith(part)));
-        }
-      }),
+      fc.property(
+        fc.array(fc.array(word, { maxLength: 20 }), { minLength: 1, maxLength: 4 }),
+        word,
+        fc.nat(3),
+        (growths, fragment, cut) => {
+          let vocabulary = Vocabulary.of([]);
+          const versions: Vocabulary[] = [];
+          for (const more of growths) versions.push((vocabulary = vocabulary.with(more)));
+          const part = [...fragment].slice(0, cut + 1).join('');
+          // Older versions asked after newer ones had listed their words.
+          for (const v of [...versions].reverse()) {
+            expect(v.holding(part)).toEqual(v.words.filter((w) => w.includes(part)));
+            expect(v.holding(part, (w) => w.endsWith(part))).toEqual(v.words.filter((w) => w.endsWith(part)));
+          }
+        },
+      ),
       { numRuns: 300 },
     );
   });
 });
-
