@@ -11,6 +11,7 @@ import { applyOrder, orderIndexName, type OrderKey } from '../db/order';
 import type { ListRequest, ListResult, Row, SeekRequest, TableSpec } from '../db/pages';
 import { rowsOf } from '../db/pages';
 import type { Costly, SearchLimiter } from './limiter';
+import { idsIn } from './sets/ids';
 import { matchingIds } from './sets/matches';
 import type { SearchTuning } from './tuning';
 
@@ -79,7 +80,7 @@ async function matchesOf(
   // Few matches: checked by id; many: the filters' ids read (through their index where there is
   // one), and the two intersected.
   if (ids.size <= ctx.tuning.inList) {
-    const query = db(spec.table).whereRaw(idList(ids));
+    const query = db(spec.table).whereRaw(idsIn(ids));
     applyFilters(query, filters);
     return RoaringBitmap32.from(await pluckIds(query));
   }
@@ -112,11 +113,13 @@ async function pageOf(
   if (ids.isEmpty) return [];
   if (order.length === 1 && order[0].column === 'id') return sliceById(ids, order[0].desc, span);
   const wanted = span.offset + span.limit;
-  if (ids.size > ctx.tuning.inList) return walkOrder(db, table, ids, order, span, costly);
+  const total = await countAll(db, table);
+  if (ids.size > ctx.tuning.inList) return walkOrder(db, table, ids, order, span, total, costly);
   // Expected entries of the order a walk passes before the page ends, against sorting them all.
-  const expected = (wanted * (await countAll(db, table))) / ids.size;
-  if (walksOrderIndex(order) && expected <= ctx.tuning.walkPerMatch * ids.size) return walkOrder(db, table, ids, order, span, costly);
-  const query = db(table).select('id').whereRaw(idList(ids));
+  const expected = (wanted * total) / ids.size;
+  if (walksOrderIndex(order) && expected <= ctx.tuning.walkPerMatch * ids.size)
+    return walkOrder(db, table, ids, order, span, total, costly);
+  const query = db(table).select('id').whereRaw(idsIn(ids));
   if (span.after) applyAfter(query, order, span.after, isMysql(db));
   applyOrder(query, order, isMysql(db));
   const sort = () => pluckIds(query.limit(span.limit).offset(span.offset));
@@ -152,11 +155,11 @@ async function walkOrder(
   ids: RoaringBitmap32,
   order: readonly OrderKey[],
   span: PageSpan,
+  total: number,
   costly: Costly,
 ): Promise<number[]> {
   const mysql = isMysql(db);
   const wanted = span.offset + span.limit;
-  const total = await countAll(db, table);
   let chunk = Math.min(WALK_CHUNK.max, Math.max(WALK_CHUNK.min, Math.ceil((2 * wanted * total) / ids.size)));
   const columns = [...new Set([...order.map((k) => k.column), 'id'])];
   const found: number[] = [];
@@ -177,11 +180,6 @@ async function walkOrder(
     last = order.map((k) => end[k.column]);
     chunk = Math.min(WALK_CHUNK.max, chunk * 2);
   }
-}
-
-/** `id IN (...)` over a set's ids, written out: integers need no binding, and lists pass binding limits. */
-function idList(ids: RoaringBitmap32): string {
-  return `id IN (${ids.toArray().join(',')})`;
 }
 
 async function pluckIds(query: Knex.QueryBuilder): Promise<number[]> {

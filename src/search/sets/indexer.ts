@@ -6,6 +6,7 @@ import { isMysql } from '../../db/connection';
 import { retrying } from '../../db/retry';
 import { searchFold } from '../fold';
 import { foldCollation, foldSql } from '../predicate';
+import { idsIn } from './ids';
 import { KeyGatherer, wordsOf } from './keys';
 import { BLOCK_SIZE, changeSets, lockSets, readPairable, setPairable, type SetChange, setTables } from './store';
 
@@ -124,11 +125,6 @@ async function indexBatch(trx: Knex.Transaction, table: string, fields: readonly
   await changeSets(trx, table, changes);
   await trx(p).whereRaw(idsIn(ids)).delete();
   return pending.length;
-}
-
-/** `id IN (...)` written out: ids are integers, and a load's batch has more than a statement may bind. */
-function idsIn(ids: readonly (number | string)[]): string {
-  return `id IN (${ids.map((id) => String(Number(id))).join(',')})`;
 }
 
 /** Each key of these rows (by increasing id) with its ids. */

@@ -5,6 +5,7 @@ import { RoaringBitmap32 } from 'roaring';
 import { isMysql, poolKey } from '../../db/connection';
 import { searchFold } from '../fold';
 import { applySearch, foldCollation, foldSql } from '../predicate';
+import { idsIn } from './ids';
 import { pendingTable } from './indexer';
 import { planTerms } from './plan';
 import { setReader } from './store';
@@ -48,7 +49,7 @@ export async function matchingIds(
   const ids = undecided.toUint32Array();
   const check = async () => {
     for (let i = 0; i < ids.length; i += CHECKED) {
-      const query = db(table).whereRaw(`id IN (${ids.subarray(i, i + CHECKED).join(',')})`);
+      const query = db(table).whereRaw(idsIn(ids.subarray(i, i + CHECKED)));
       applySearch(query, fields, terms, collation);
       checked.addMany(((await query.pluck('id')) as (number | string)[]).map(Number));
     }
